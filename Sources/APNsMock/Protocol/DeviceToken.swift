@@ -1,0 +1,19 @@
+/// Rules for the device token in `/3/device/<token>`.
+///
+/// Apple says not to assume a size; real tokens of 64, 108 and 160 hex digits have been seen, in upper or
+/// lower case. The mock accepts an even number of hex digits between the configured bounds.
+public struct DeviceTokenRules: Sendable, Equatable {
+    public var minimumHexDigits: Int
+    public var maximumHexDigits: Int
+
+    public init(minimumHexDigits: Int = 64, maximumHexDigits: Int = 200) {
+        self.minimumHexDigits = minimumHexDigits
+        self.maximumHexDigits = maximumHexDigits
+    }
+
+    public func isValid<Bytes: Collection>(_ token: Bytes) -> Bool where Bytes.Element == UInt8 {
+        let count = token.count
+        guard count >= minimumHexDigits, count <= maximumHexDigits, count % 2 == 0 else { return false }
+        return token.allSatisfy(ASCII.isHexDigit)
+    }
+}

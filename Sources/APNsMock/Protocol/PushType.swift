@@ -1,0 +1,25 @@
+/// The eleven values of `apns-push-type`, with the topic suffix Apple requires for each.
+public enum PushType: String, Sendable, CaseIterable, Codable {
+    case alert, background, location, voip, complication, fileprovider, mdm, liveactivity, pushtotalk, widgets,
+        controls
+
+    /// The suffix the `apns-topic` must end with for this push type, or `nil` when the topic is the bare
+    /// bundle ID (`alert`, `background`) or not a bundle ID at all (`mdm`: the certificate's UID).
+    public var requiredTopicSuffix: String? {
+        switch self {
+        case .alert, .background, .mdm: return nil
+        case .location: return ".location-query"
+        case .voip: return ".voip"
+        case .complication: return ".complication"
+        case .fileprovider: return ".pushkit.fileprovider"
+        case .liveactivity: return ".push-type.liveactivity"
+        case .pushtotalk: return ".voip-ptt"
+        case .widgets: return ".push-type.widgets"
+        case .controls: return ".push-type.controls"
+        }
+    }
+
+    /// Every topic suffix that marks a non-bare topic; a bare push type (`alert`, `background`) sent to a
+    /// topic carrying one of these is a mismatch.
+    static let allTopicSuffixes: [String] = allCases.compactMap(\.requiredTopicSuffix)
+}

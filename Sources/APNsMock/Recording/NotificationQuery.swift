@@ -1,0 +1,45 @@
+/// A filter over recorded notifications; every field that is set must match.
+public struct NotificationQuery: Sendable, Equatable {
+    public var deviceToken: String?
+    public var topic: String?
+    public var pushType: String?
+    public var status: Int?
+    public var reason: String?
+    public var apnsID: String?
+    /// Only notifications received at or after this time (milliseconds since the epoch).
+    public var since: Int64?
+    /// At most this many, the earliest first.
+    public var limit: Int?
+
+    public init(
+        deviceToken: String? = nil,
+        topic: String? = nil,
+        pushType: String? = nil,
+        status: Int? = nil,
+        reason: String? = nil,
+        apnsID: String? = nil,
+        since: Int64? = nil,
+        limit: Int? = nil
+    ) {
+        self.deviceToken = deviceToken
+        self.topic = topic
+        self.pushType = pushType
+        self.status = status
+        self.reason = reason
+        self.apnsID = apnsID
+        self.since = since
+        self.limit = limit
+    }
+
+    public func matches(_ notification: RecordedNotification) -> Bool {
+        // Tokens are hex: compare them without regard to case, as APNs accepts either.
+        if let deviceToken, notification.deviceToken?.lowercased() != deviceToken.lowercased() { return false }
+        if let topic, notification.topic != topic { return false }
+        if let pushType, notification.pushType != pushType { return false }
+        if let status, notification.status != status { return false }
+        if let reason, notification.response?.reason?.rawValue != reason { return false }
+        if let apnsID, notification.apnsID?.lowercased() != apnsID.lowercased() { return false }
+        if let since, notification.receivedAt < since { return false }
+        return true
+    }
+}

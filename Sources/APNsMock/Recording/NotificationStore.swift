@@ -1,0 +1,181 @@
+import DequeModule
+import Synchronization
+
+/// Counts over what the recorder holds, since start or the last clear.
+public struct RecorderStatistics: Sendable, Equatable {
+    /// Requests recorded (answered or abandoned).
+    public var received: Int = 0
+    public var byStatus: [Int: Int] = [:]
+    public var byReason: [String: Int] = [:]
+    /// Requests that ended without an answer (client reset, connection lost).
+    public var abandoned: Int = 0
+    /// Oldest recordings dropped to stay within capacity.
+    public var evicted: Int = 0
+    /// Recordings held now.
+    public var stored: Int = 0
+    public var capacity: Int = 0
+}
+
+/// The result of waiting for recordings.
+public struct NotificationWaitResult: Sendable {
+    /// Whether `count` matching notifications existed before the timeout.
+    public var satisfied: Bool
+    public var notifications: [RecordedNotification]
+    public var total: Int
+}
+
+/// The bounded, in-memory recorder: every request the provider endpoint saw, oldest evicted first.
+///
+/// Appends come from the event loops, queries and waits from the admin API; one `Mutex` guards the state.
+/// An append holds it for a deque append and a few counters, and does work per waiter only while a test
+/// is waiting.
+public final class NotificationStore: Sendable {
+    private struct Waiter {
+        var query: NotificationQuery
+        var wanted: Int
+        var matched: Int
+        var continuation: CheckedContinuation<Bool, Never>
+    }
+
+    private struct State {
+        var records: Deque<RecordedNotification> = []
+        var nextSequence: UInt64 = 1
+        var statistics = RecorderStatistics()
+        var waiters: [UInt64: Waiter] = [:]
+        var nextWaiterID: UInt64 = 1
+        /// Waiters whose deadline passed before they were registered.
+        var expiredWaiters: Set<UInt64> = []
+    }
+
+    public let capacity: Int
+    private let state: Mutex<State>
+    private let onAppend: (@Sendable (RecordedNotification) -> Void)?
+
+    /// - Parameters:
+    ///   - capacity: how many recordings to keep before evicting the oldest.
+    ///   - onAppend: called with every new recording, outside the lock (e.g. to write an NDJSON file).
+    public init(capacity: Int = 100_000, onAppend: (@Sendable (RecordedNotification) -> Void)? = nil) {
+        precondition(capacity > 0, "a recorder must hold at least one notification")
+        self.capacity = capacity
+        self.onAppend = onAppend
+        var initial = State()
+        initial.statistics.capacity = capacity
+        self.state = Mutex(initial)
+    }
+
+    /// Records a notification, assigning its sequence number, which it returns.
+    @discardableResult
+    public func append(_ notification: RecordedNotification) -> UInt64 {
+        var notification = notification
+        var ready: [CheckedContinuation<Bool, Never>] = []
+        state.withLock { state in
+            notification.sequence = state.nextSequence
+            state.nextSequence += 1
+            state.statistics.received += 1
+            if let response = notification.response {
+                state.statistics.byStatus[response.status, default: 0] += 1
+                if let reason = response.reason { state.statistics.byReason[reason.rawValue, default: 0] += 1 }
+            } else {
+                state.statistics.abandoned += 1
+            }
+            if state.records.count >= capacity, let evicted = state.records.popFirst() {
+                state.statistics.evicted += 1
+                if !state.waiters.isEmpty {
+                    for id in state.waiters.keys where state.waiters[id]!.query.matches(evicted) {
+                        state.waiters[id]!.matched -= 1
+                    }
+                }
+            }
+            state.records.append(notification)
+            state.statistics.stored = state.records.count
+            if !state.waiters.isEmpty {
+                for id in Array(state.waiters.keys) where state.waiters[id]!.query.matches(notification) {
+                    state.waiters[id]!.matched += 1
+                    if state.waiters[id]!.matched >= state.waiters[id]!.wanted {
+                        ready.append(state.waiters.removeValue(forKey: id)!.continuation)
+                    }
+                }
+            }
+        }
+        for continuation in ready { continuation.resume(returning: true) }
+        onAppend?(notification)
+        return notification.sequence
+    }
+
+    /// Matching notifications in arrival order (at most `query.limit`), and how many match in all.
+    public func list(_ query: NotificationQuery = NotificationQuery()) -> (notifications: [RecordedNotification], total: Int) {
+        state.withLock { state in
+            var found: [RecordedNotification] = []
+            var total = 0
+            for record in state.records where query.matches(record) {
+                total += 1
+                if query.limit.map({ found.count < $0 }) ?? true { found.append(record) }
+            }
+            return (found, total)
+        }
+    }
+
+    /// The most recent notification answered or sent with this `apns-id` (case-insensitive).
+    public func notification(apnsID: String) -> RecordedNotification? {
+        let query = NotificationQuery(apnsID: apnsID)
+        return state.withLock { state in state.records.last(where: query.matches) }
+    }
+
+    public func statistics() -> RecorderStatistics {
+        state.withLock { $0.statistics }
+    }
+
+    /// Drops every recording and resets the counters; sequence numbers keep growing.
+    public func clear() {
+        state.withLock { state in
+            state.records.removeAll()
+            state.statistics = RecorderStatistics()
+            state.statistics.capacity = capacity
+            for id in state.waiters.keys { state.waiters[id]!.matched = 0 }
+        }
+    }
+
+    /// Waits until `count` notifications match `query`, or `timeout` passes; returns what matched either way.
+    public func wait(for query: NotificationQuery, count: Int, timeout: Duration) async -> NotificationWaitResult {
+        let id = state.withLock { state in
+            defer { state.nextWaiterID += 1 }
+            return state.nextWaiterID
+        }
+        let deadline = Task {
+            do {
+                try await Task.sleep(for: timeout)
+                self.finishWaiter(id)
+            } catch {
+                // Cancelled: the wait ended before its deadline.
+            }
+        }
+        let satisfied = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let immediate: Bool? = state.withLock { state in
+                    if state.expiredWaiters.remove(id) != nil { return false }
+                    let matched = state.records.reduce(0) { $0 + (query.matches($1) ? 1 : 0) }
+                    if matched >= count { return true }
+                    state.waiters[id] = Waiter(query: query, wanted: count, matched: matched, continuation: continuation)
+                    return nil
+                }
+                if let immediate { continuation.resume(returning: immediate) }
+            }
+        } onCancel: {
+            self.finishWaiter(id)
+        }
+        deadline.cancel()
+        await deadline.value
+        state.withLock { _ = $0.expiredWaiters.remove(id) }
+        let (notifications, total) = list(query)
+        return NotificationWaitResult(satisfied: satisfied, notifications: notifications, total: total)
+    }
+
+    private func finishWaiter(_ id: UInt64) {
+        let continuation = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            if let waiter = state.waiters.removeValue(forKey: id) { return waiter.continuation }
+            state.expiredWaiters.insert(id)
+            return nil
+        }
+        continuation?.resume(returning: false)
+    }
+}

@@ -1,0 +1,57 @@
+/// The APNs headers of a request, found in one pass over its header list.
+public struct APNsHeaders: Sendable, Equatable {
+    public var authorization: String?
+    public var apnsID: String?
+    public var pushType: String?
+    public var priority: String?
+    public var expiration: String?
+    public var topic: String?
+    public var collapseID: String?
+    /// Some header name appears more than once.
+    public var hasDuplicates: Bool
+
+    public init(_ headers: [HeaderField]) {
+        authorization = nil
+        apnsID = nil
+        pushType = nil
+        priority = nil
+        expiration = nil
+        topic = nil
+        collapseID = nil
+        hasDuplicates = false
+        for field in headers {
+            switch field.name {
+            case "authorization": Self.keepFirst(&authorization, field.value)
+            case "apns-id": Self.keepFirst(&apnsID, field.value)
+            case "apns-push-type": Self.keepFirst(&pushType, field.value)
+            case "apns-priority": Self.keepFirst(&priority, field.value)
+            case "apns-expiration": Self.keepFirst(&expiration, field.value)
+            case "apns-topic": Self.keepFirst(&topic, field.value)
+            case "apns-collapse-id": Self.keepFirst(&collapseID, field.value)
+            default: break
+            }
+        }
+        hasDuplicates = Self.containsDuplicateNames(headers)
+    }
+
+    private static func keepFirst(_ slot: inout String?, _ value: String) {
+        if slot == nil { slot = value }
+    }
+
+    private static func containsDuplicateNames(_ headers: [HeaderField]) -> Bool {
+        // Requests carry about ten headers: comparing pairs beats hashing at that size.
+        if headers.count <= 16 {
+            for i in headers.indices {
+                for j in headers.index(after: i)..<headers.endIndex where headers[i].name == headers[j].name {
+                    return true
+                }
+            }
+            return false
+        }
+        var seen = Set<String>(minimumCapacity: headers.count)
+        for field in headers where !seen.insert(field.name).inserted {
+            return true
+        }
+        return false
+    }
+}

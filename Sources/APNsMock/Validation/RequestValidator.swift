@@ -1,0 +1,127 @@
+/// Decides whether a `/3/device` request is well formed, and if not, which reason APNs gives.
+///
+/// Checks run in this order, and the first fault wins (Apple does not document the order; this is the
+/// order of its reason table as the issue tracker fixed it, method and path first as any HTTP server does):
+/// 405 `MethodNotAllowed`, 404 `BadPath`, `MissingDeviceToken`, `BadDeviceToken`, `BadMessageId`,
+/// `BadPriority`, `BadExpirationDate`, `InvalidPushType`, `MissingTopic`, topic/push-type mismatch,
+/// background at priority 10, `BadCollapseId`, `DuplicateHeaders`, `PayloadEmpty`, 413 `PayloadTooLarge`,
+/// invalid JSON.
+public struct RequestValidator: Sendable {
+    public var policy: ValidationPolicy
+
+    public init(policy: ValidationPolicy = ValidationPolicy()) {
+        self.policy = policy
+    }
+
+    /// The verdict for one request.
+    public enum Verdict: Sendable, Equatable {
+        case accepted
+        case rejected(Reason)
+        /// The header list went over the advertised limit: answered 431 with no body, as Netty-based
+        /// HTTP/2 servers do (no APNs reason exists for it).
+        case headerListTooLarge
+    }
+
+    public func validate(_ request: APNsRequest) -> Verdict {
+        validate(request, headers: APNsHeaders(request.headers))
+    }
+
+    public func validate(_ request: APNsRequest, headers: APNsHeaders) -> Verdict {
+        if request.headerListTooLarge { return .headerListTooLarge }
+        if request.method != "POST" { return .rejected(.methodNotAllowed) }
+
+        let path = request.path.utf8
+        guard path.starts(with: APNsPath.devicePrefix.utf8) else { return .rejected(.badPath) }
+        let token = path.dropFirst(APNsPath.devicePrefix.utf8.count)
+        if token.isEmpty { return .rejected(.missingDeviceToken) }
+        // `/3/device/<token>/more` is another resource, not a bad token.
+        if token.contains(UInt8(ascii: "/")) { return .rejected(.badPath) }
+        if !policy.deviceToken.isValid(token) { return .rejected(.badDeviceToken) }
+
+        if let apnsID = headers.apnsID, !Self.isCanonicalUUID(apnsID) { return .rejected(.badMessageId) }
+
+        let priority = headers.priority
+        if let priority, priority != "10", priority != "5", priority != "1" { return .rejected(.badPriority) }
+
+        if let expiration = headers.expiration, !Self.isEpochSeconds(expiration) {
+            return .rejected(.badExpirationDate)
+        }
+
+        var pushType: PushType?
+        if let rawPushType = headers.pushType {
+            guard let known = PushType(rawValue: rawPushType) else { return .rejected(.invalidPushType) }
+            pushType = known
+        }
+
+        if let topic = headers.topic {
+            if topic.isEmpty { return .rejected(.missingTopic) }
+            if policy.topicMismatch == .reject, let pushType, !Self.topic(topic, fits: pushType) {
+                return .rejected(.deviceTokenNotForTopic)
+            }
+        } else if policy.requireTopic {
+            return .rejected(.missingTopic)
+        }
+
+        if policy.backgroundPriority10 == .reject, pushType == .background, priority == nil || priority == "10" {
+            return .rejected(.badPriority)
+        }
+
+        if let collapseID = headers.collapseID, collapseID.utf8.count > policy.maxCollapseIDBytes {
+            return .rejected(.badCollapseId)
+        }
+
+        if headers.hasDuplicates { return .rejected(.duplicateHeaders) }
+
+        if request.payloadSize == 0 { return .rejected(.payloadEmpty) }
+        if request.payloadSize > payloadLimit(pushType: pushType, topic: headers.topic) {
+            return .rejected(.payloadTooLarge)
+        }
+
+        if policy.invalidPayload == .reject, !JSONObjectCheck.isJSONObject(request.payload) {
+            return .rejected(.badRequestPayload)
+        }
+        return .accepted
+    }
+
+    /// 5120 bytes for VoIP, 4096 otherwise. Whether Apple keys the larger limit on the push type or on the
+    /// `.voip` topic is unknown, so either one earns it.
+    public func payloadLimit(pushType: PushType?, topic: String?) -> Int {
+        if pushType == .voip || (topic?.hasSuffix(".voip") ?? false) {
+            return max(policy.maxVoIPPayloadBytes, policy.maxPayloadBytes)
+        }
+        return policy.maxPayloadBytes
+    }
+
+    static func topic(_ topic: String, fits pushType: PushType) -> Bool {
+        switch pushType {
+        case .mdm:
+            return true
+        case .alert, .background:
+            return !PushType.allTopicSuffixes.contains(where: { topic.hasSuffix($0) })
+        default:
+            guard let suffix = pushType.requiredTopicSuffix else { return true }
+            return topic.hasSuffix(suffix) && topic.utf8.count > suffix.utf8.count
+        }
+    }
+
+    /// 8-4-4-4-12 hex digits, either case (whether APNs accepts upper case is undocumented; clients send both).
+    static func isCanonicalUUID(_ value: String) -> Bool {
+        let bytes = value.utf8
+        guard bytes.count == 36 else { return false }
+        for (index, byte) in bytes.enumerated() {
+            switch index {
+            case 8, 13, 18, 23:
+                if byte != UInt8(ascii: "-") { return false }
+            default:
+                if !ASCII.isHexDigit(byte) { return false }
+            }
+        }
+        return true
+    }
+
+    /// A non-negative decimal number of seconds; `0` means "deliver once, do not store".
+    static func isEpochSeconds(_ value: String) -> Bool {
+        let bytes = value.utf8
+        return !bytes.isEmpty && bytes.count <= 19 && bytes.allSatisfy(ASCII.isDigit)
+    }
+}

@@ -1,0 +1,67 @@
+/// Everything that can go wrong while creating, loading or writing apns-mock certificates.
+///
+/// Underlying library errors are kept as text so the error stays `Equatable` and `Sendable`
+/// and its description can be printed verbatim at start-up.
+public enum APNsMockCertificateError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Key generation, extension encoding or signing failed inside swift-crypto / swift-certificates.
+    case certificateCreationFailed(reason: String)
+    /// A certificate or key could not be encoded as PEM.
+    case pemEncodingFailed(reason: String)
+    /// The text given as a certificate is not a parseable PEM `CERTIFICATE`.
+    case invalidCertificatePEM(reason: String)
+    /// The text given as a private key is not a parseable PEM private key (PKCS#8, SEC1 or PKCS#1).
+    case invalidPrivateKeyPEM(reason: String)
+    /// The private key's public half differs from the certificate's public key.
+    case privateKeyDoesNotMatchCertificate(subject: String)
+    /// A certificate used as an issuer lacks `basicConstraints CA:TRUE`.
+    case notACertificateAuthority(subject: String)
+    /// A subject-alternative-name IP address is neither IPv4 nor IPv6 text.
+    case invalidIPAddress(String)
+    /// A file could not be read.
+    case fileReadFailed(path: String, reason: String)
+    /// The output directory could not be created.
+    case directoryCreationFailed(path: String, reason: String)
+    /// A file could not be written or its permissions could not be set.
+    case fileWriteFailed(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .certificateCreationFailed(let reason):
+            "Could not create certificate: \(reason)"
+        case .pemEncodingFailed(let reason):
+            "Could not encode PEM: \(reason)"
+        case .invalidCertificatePEM(let reason):
+            "Not a valid PEM certificate: \(reason)"
+        case .invalidPrivateKeyPEM(let reason):
+            "Not a valid PEM private key: \(reason)"
+        case .privateKeyDoesNotMatchCertificate(let subject):
+            "The private key does not belong to the certificate \"\(subject)\""
+        case .notACertificateAuthority(let subject):
+            "The certificate \"\(subject)\" is not a CA (basicConstraints CA:TRUE is missing)"
+        case .invalidIPAddress(let text):
+            "\"\(text)\" is not an IPv4 or IPv6 address"
+        case .fileReadFailed(let path, let reason):
+            "Could not read \(path): \(reason)"
+        case .directoryCreationFailed(let path, let reason):
+            "Could not create directory \(path): \(reason)"
+        case .fileWriteFailed(let path, let reason):
+            "Could not write \(path): \(reason)"
+        }
+    }
+}
+
+extension APNsMockCertificateError {
+    /// Runs `body`, converting any library error with `wrap` so public API throws only this type.
+    static func converting<T>(
+        _ wrap: (String) -> APNsMockCertificateError,
+        _ body: () throws -> T
+    ) throws(APNsMockCertificateError) -> T {
+        do {
+            return try body()
+        } catch let error as APNsMockCertificateError {
+            throw error
+        } catch {
+            throw wrap(String(describing: error))
+        }
+    }
+}

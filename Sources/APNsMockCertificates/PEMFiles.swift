@@ -1,0 +1,59 @@
+import Foundation
+import SwiftASN1
+import X509
+
+/// Reading certificates out of PEM text that may hold several blocks (chains, bundles, key + cert).
+enum PEMCertificates {
+    static func all(in pem: String) throws(APNsMockCertificateError) -> [Certificate] {
+        let documents = try APNsMockCertificateError.converting(APNsMockCertificateError.invalidCertificatePEM) {
+            try PEMDocument.parseMultiple(pemString: pem)
+        }
+        return try APNsMockCertificateError.converting(APNsMockCertificateError.invalidCertificatePEM) {
+            try documents
+                .filter { $0.discriminator == Certificate.defaultPEMDiscriminator }
+                .map { try Certificate(pemDocument: $0) }
+        }
+    }
+
+    /// The first certificate in `pem`; for a chain file that is the leaf.
+    static func first(in pem: String) throws(APNsMockCertificateError) -> Certificate {
+        guard let certificate = try all(in: pem).first else {
+            throw .invalidCertificatePEM(reason: "no -----BEGIN CERTIFICATE----- block found")
+        }
+        return certificate
+    }
+}
+
+/// File I/O for PEM files.
+enum PEMFiles {
+    /// Every file apns-mock writes is world-readable: the server and CI jobs often run as a user
+    /// other than the one that generated the files, and these are throw-away development keys.
+    static let permissions = 0o644
+
+    static func read(_ path: String) throws(APNsMockCertificateError) -> String {
+        do {
+            return try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw .fileReadFailed(path: path, reason: error.localizedDescription)
+        }
+    }
+
+    static func createDirectory(_ path: String) throws(APNsMockCertificateError) {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw .directoryCreationFailed(path: path, reason: error.localizedDescription)
+        }
+    }
+
+    static func write(_ contents: String, to path: String) throws(APNsMockCertificateError) {
+        do {
+            // Atomic so a server starting concurrently never reads a half-written file.
+            try Data(contents.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+            // The atomic write's temporary file decides the mode, so set it explicitly afterwards.
+            try FileManager.default.setAttributes([.posixPermissions: permissions], ofItemAtPath: path)
+        } catch {
+            throw .fileWriteFailed(path: path, reason: error.localizedDescription)
+        }
+    }
+}

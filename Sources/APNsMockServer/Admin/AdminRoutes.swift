@@ -1,0 +1,135 @@
+import APNsMock
+import Foundation
+import Hummingbird
+
+/// What the admin API reads: the recorder and the live counters of the provider port.
+struct AdminContext: Sendable {
+    let store: NotificationStore
+    let tracker: ConnectionTracker
+    /// True once the provider port is listening (the admin port is listening whenever routes run).
+    let providerIsListening: @Sendable () -> Bool
+}
+
+/// The admin HTTP API: JSON over HTTP/1.1 on its own port, so the provider port stays a faithful APNs.
+enum AdminRoutes {
+    /// The longest `wait` allowed, so a forgotten test cannot hold a connection forever.
+    static let maximumWait: Duration = .seconds(600)
+
+    static func makeRouter(_ admin: AdminContext) -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+
+        router.get("/healthz") { _, _ -> Response in
+            guard admin.providerIsListening() else {
+                return json(["status": "starting"], status: .serviceUnavailable)
+            }
+            return json(["status": "ok"])
+        }
+
+        router.get("/admin/notifications") { request, _ -> Response in
+            do throws(AdminInputError) {
+                let query = try NotificationQuery(parameters: parameters(of: request))
+                let (notifications, total) = admin.store.list(query)
+                return json(["notifications": notifications.map { $0.jsonObject() }, "total": total])
+            } catch {
+                return badInput(error)
+            }
+        }
+
+        router.get("/admin/notifications/wait") { request, _ -> Response in
+            let parsed: (NotificationQuery, Int, Duration)
+            do throws(AdminInputError) {
+                parsed = try waitParameters(parameters(of: request))
+            } catch {
+                return badInput(error)
+            }
+            let (query, count, timeout) = parsed
+            let result = await admin.store.wait(for: query, count: count, timeout: timeout)
+            var body: [String: Any] = [
+                "notifications": result.notifications.map { $0.jsonObject() },
+                "total": result.total,
+            ]
+            if !result.satisfied {
+                body["error"] = "timed out: \(result.total) of \(count) notifications matched"
+                return json(body, status: .requestTimeout)
+            }
+            return json(body)
+        }
+
+        router.get("/admin/notifications/:apnsID") { _, context -> Response in
+            let apnsID = context.parameters.get("apnsID") ?? ""
+            guard let notification = admin.store.notification(apnsID: apnsID) else {
+                return json(["error": "no notification with apns-id \(apnsID)"], status: .notFound)
+            }
+            return json(notification.jsonObject())
+        }
+
+        router.delete("/admin/notifications") { _, _ -> Response in
+            admin.store.clear()
+            return json(["cleared": true])
+        }
+
+        router.get("/admin/stats") { _, _ -> Response in
+            let statistics = admin.store.statistics()
+            return json([
+                "received": statistics.received,
+                "byStatus": Dictionary(uniqueKeysWithValues: statistics.byStatus.map { (String($0.key), $0.value) }),
+                "byReason": statistics.byReason,
+                "abandoned": statistics.abandoned,
+                "recorder": [
+                    "stored": statistics.stored,
+                    "capacity": statistics.capacity,
+                    "evicted": statistics.evicted,
+                ],
+                "connections": [
+                    "open": admin.tracker.openConnections,
+                    "accepted": admin.tracker.acceptedConnections,
+                ],
+            ])
+        }
+        return router
+    }
+
+    // MARK: Helpers
+
+    static func waitParameters(_ parameters: [(String, String)]) throws(AdminInputError) -> (NotificationQuery, Int, Duration) {
+        let query = try NotificationQuery(parameters: parameters, extraAllowed: ["count", "timeout"])
+        var count = 1
+        var timeout: Duration = .seconds(5)
+        for (name, value) in parameters {
+            switch name {
+            case "count":
+                guard let number = Int(value), number >= 1 else {
+                    throw AdminInputError(parameter: name, message: "'\(value)' is not a whole number of at least 1")
+                }
+                count = number
+            case "timeout":
+                guard let duration = AdminTime.duration(value), duration <= maximumWait else {
+                    throw AdminInputError(
+                        parameter: name,
+                        message: "'\(value)' is not a duration such as 5s, 500ms or 2m (at most 10m)"
+                    )
+                }
+                timeout = duration
+            default:
+                break
+            }
+        }
+        return (query, count, timeout)
+    }
+
+    static func parameters(of request: Request) -> [(String, String)] {
+        request.uri.queryParameters.map { (String($0.key), String($0.value)) }
+    }
+
+    static func badInput(_ error: AdminInputError) -> Response {
+        json(["error": error.message, "parameter": error.parameter], status: .badRequest)
+    }
+
+    static func json(_ object: Any, status: HTTPResponse.Status = .ok) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+            ?? Data("{}".utf8)
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

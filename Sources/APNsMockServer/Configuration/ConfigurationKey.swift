@@ -1,0 +1,167 @@
+import APNsMock
+import Foundation
+import Logging
+import NIOCore
+
+/// A configuration problem, naming where the bad value came from (a flag or an environment variable).
+public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
+    public var source: String
+    public var message: String
+
+    public var description: String { "\(source): \(message)" }
+}
+
+/// Every setting of `apns-mock serve`, with its flag and `APNS_MOCK_*` environment variable.
+///
+/// One table serves the CLI, the environment and the README, so the names (a contract users' CI scripts
+/// depend on) are written once. Values arrive as text and are parsed here, with one error style for all.
+public enum ConfigurationKey: String, CaseIterable, Sendable {
+    case host
+    case port
+    case adminHost = "admin-host"
+    case adminPort = "admin-port"
+    case certsDir = "certs-dir"
+    case serverCert = "server-cert"
+    case serverKey = "server-key"
+    case environment
+    case maxRecorded = "max-recorded"
+    case maxPayload = "max-payload"
+    case maxVoIPPayload = "max-voip-payload"
+    case bodyDiscardLimit = "body-discard-limit"
+    case minTokenLength = "min-token-length"
+    case maxTokenLength = "max-token-length"
+    case missingTopic = "missing-topic"
+    case invalidJSON = "invalid-json"
+    case topicMismatch = "topic-mismatch"
+    case backgroundPriority10 = "background-priority-10"
+    case maxConcurrentStreams = "max-concurrent-streams"
+    case threads
+    case logLevel = "log-level"
+
+    /// `--port`
+    public var flag: String { "--" + rawValue }
+
+    /// `APNS_MOCK_PORT`
+    public var environmentVariable: String {
+        "APNS_MOCK_" + rawValue.uppercased().replacingOccurrences(of: "-", with: "_")
+    }
+
+    public var help: String {
+        switch self {
+        case .host: return "Provider (TLS, HTTP/2) listen address. Default 127.0.0.1."
+        case .port: return "Provider port; 0 picks a free port. Default 2197."
+        case .adminHost: return "Admin API listen address. Default 127.0.0.1."
+        case .adminPort: return "Admin API port (plain HTTP/1.1); 0 picks a free port. Default 8080."
+        case .certsDir: return "Folder with server.pem and server-key.pem. Default Certs."
+        case .serverCert: return "Server certificate chain (PEM). Default <certs-dir>/server.pem."
+        case .serverKey: return "Server private key (PEM). Default <certs-dir>/server-key.pem."
+        case .environment: return "development (sends apns-unique-id) or production. Default development."
+        case .maxRecorded: return "Recordings kept before the oldest are evicted. Default 100000."
+        case .maxPayload: return "Largest payload in bytes; larger gets 413 PayloadTooLarge. Default 4096."
+        case .maxVoIPPayload: return "Largest VoIP payload in bytes. Default 5120."
+        case .bodyDiscardLimit:
+            return "Body bytes read (and discarded) before a too-large request is answered 413 early and reset. Default 16777216."
+        case .minTokenLength: return "Fewest hex digits in a device token. Default 64."
+        case .maxTokenLength: return "Most hex digits in a device token. Default 200."
+        case .missingTopic: return "reject (400 MissingTopic) or accept a request without apns-topic. Default reject."
+        case .invalidJSON: return "accept or reject (400 BadRequestPayload) a payload that is not a JSON object. Default accept."
+        case .topicMismatch:
+            return "reject (400 DeviceTokenNotForTopic) or accept a topic whose suffix does not fit the push type. Default reject."
+        case .backgroundPriority10: return "accept or reject (400 BadPriority) background pushes at priority 10. Default accept."
+        case .maxConcurrentStreams: return "SETTINGS_MAX_CONCURRENT_STREAMS sent to clients. Default 1000."
+        case .threads: return "Event-loop threads. Default: the number of cores."
+        case .logLevel: return "trace, debug, info, notice, warning, error or critical. Default info."
+        }
+    }
+
+    /// Applies a textual value to a configuration; `source` names the flag or variable for error messages.
+    public func apply(_ text: String, to configuration: inout ServerConfiguration, source: String) throws(ConfigurationError) {
+        func fail(_ message: String) -> ConfigurationError {
+            ConfigurationError(source: source, message: "'\(text)' \(message)")
+        }
+        func integer(_ range: ClosedRange<Int>, _ what: String) throws(ConfigurationError) -> Int {
+            guard let value = Int(text.trimmingCharacters(in: .whitespaces)), range.contains(value) else {
+                throw fail("is not \(what) (\(range.lowerBound)...\(range.upperBound))")
+            }
+            return value
+        }
+        func choice<T: RawRepresentable & CaseIterable>(_ type: T.Type) throws(ConfigurationError) -> T where T.RawValue == String {
+            guard let value = T(rawValue: text.lowercased()) else {
+                throw fail("is not one of: " + T.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            return value
+        }
+        func nonEmpty() throws(ConfigurationError) -> String {
+            guard !text.isEmpty else { throw ConfigurationError(source: source, message: "must not be empty") }
+            return text
+        }
+
+        switch self {
+        case .host: configuration.host = try nonEmpty()
+        case .port: configuration.port = try integer(0...65535, "a port number")
+        case .adminHost: configuration.adminHost = try nonEmpty()
+        case .adminPort: configuration.adminPort = try integer(0...65535, "a port number")
+        case .certsDir: configuration.certsDirectory = try nonEmpty()
+        case .serverCert: configuration.serverCertificatePath = try nonEmpty()
+        case .serverKey: configuration.serverPrivateKeyPath = try nonEmpty()
+        case .environment: configuration.environment = try choice(APNsEnvironment.self)
+        case .maxRecorded: configuration.maxRecorded = try integer(1...100_000_000, "a number of recordings")
+        case .maxPayload: configuration.validation.maxPayloadBytes = try integer(1...(1 << 30), "a size in bytes")
+        case .maxVoIPPayload: configuration.validation.maxVoIPPayloadBytes = try integer(1...(1 << 30), "a size in bytes")
+        case .bodyDiscardLimit: configuration.requestLimits.discardedBodyBound = try integer(1...(1 << 40), "a size in bytes")
+        case .minTokenLength: configuration.validation.deviceToken.minimumHexDigits = try integer(2...4096, "a number of hex digits")
+        case .maxTokenLength: configuration.validation.deviceToken.maximumHexDigits = try integer(2...4096, "a number of hex digits")
+        case .missingTopic:
+            switch text.lowercased() {
+            case "reject": configuration.validation.requireTopic = true
+            case "accept": configuration.validation.requireTopic = false
+            default: throw fail("is not one of: reject, accept")
+            }
+        case .invalidJSON: configuration.validation.invalidPayload = try choice(ValidationPolicy.InvalidPayloadHandling.self)
+        case .topicMismatch: configuration.validation.topicMismatch = try choice(ValidationPolicy.TopicMismatchHandling.self)
+        case .backgroundPriority10:
+            configuration.validation.backgroundPriority10 = try choice(ValidationPolicy.BackgroundPriorityHandling.self)
+        case .maxConcurrentStreams:
+            configuration.http2.maxConcurrentStreams = UInt32(try integer(1...(1 << 31 - 1), "a number of streams"))
+        case .threads: configuration.threads = try integer(1...256, "a number of threads")
+        case .logLevel:
+            guard let level = Logger.Level(rawValue: text.lowercased()) else {
+                throw fail("is not one of: " + Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            configuration.logLevel = level
+        }
+    }
+}
+
+extension ServerConfiguration {
+    /// Builds a configuration: built-in defaults, then `APNS_MOCK_*` variables, then flags (flags win).
+    public static func resolve(
+        flags: [ConfigurationKey: String],
+        environment: [String: String]
+    ) throws(ConfigurationError) -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        for key in ConfigurationKey.allCases {
+            if let value = environment[key.environmentVariable] {
+                try key.apply(value, to: &configuration, source: key.environmentVariable)
+            }
+        }
+        for key in ConfigurationKey.allCases {
+            if let value = flags[key] {
+                try key.apply(value, to: &configuration, source: key.flag)
+            }
+        }
+        try configuration.check()
+        return configuration
+    }
+
+    /// Checks that settings fit together.
+    public func check() throws(ConfigurationError) {
+        let tokens = validation.deviceToken
+        if tokens.minimumHexDigits > tokens.maximumHexDigits {
+            throw ConfigurationError(
+                source: ConfigurationKey.minTokenLength.flag,
+                message: "\(tokens.minimumHexDigits) is more than --max-token-length \(tokens.maximumHexDigits)"
+            )
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import APNsMock
+import Logging
+import NIOCore
+
+/// Everything the server needs to run. The defaults let `apns-mock` start with nothing else given:
+/// provider on `127.0.0.1:2197` (TLS), admin on `127.0.0.1:8080`, certificates from `Certs/`.
+public struct ServerConfiguration: Sendable, Equatable {
+    public var host = "127.0.0.1"
+    /// The provider port; `0` picks a free one (the start-up log line and `APNsMockServer.providerPort` say which).
+    public var port = 2197
+    public var adminHost = "127.0.0.1"
+    public var adminPort = 8080
+    /// Holds `server.pem` and `server-key.pem` (and, later, the CA and signing keys).
+    public var certsDirectory = "Certs"
+    /// Overrides `<certsDirectory>/server.pem`.
+    public var serverCertificatePath: String?
+    /// Overrides `<certsDirectory>/server-key.pem`.
+    public var serverPrivateKeyPath: String?
+    public var environment: APNsEnvironment = .development
+    public var maxRecorded = 100_000
+    public var validation = ValidationPolicy()
+    public var http2 = HTTP2Settings()
+    public var requestLimits = HTTP2RequestLimits()
+    /// Event-loop threads for the provider port. `System.coreCount` ignores `taskset`, so this is a setting.
+    public var threads: Int = defaultThreadCount()
+    public var logLevel: Logger.Level = .info
+
+    public init() {}
+
+    public var resolvedCertificatePath: String { serverCertificatePath ?? certsDirectory + "/server.pem" }
+    public var resolvedPrivateKeyPath: String { serverPrivateKeyPath ?? certsDirectory + "/server-key.pem" }
+
+    static func defaultThreadCount() -> Int {
+        max(1, System.coreCount)
+    }
+}

@@ -1,0 +1,208 @@
+import APNsMock
+import Hummingbird
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+/// A running apns-mock: the provider port (TLS, HTTP/2), the admin API, and the recorder they share.
+///
+/// `start` returns once both ports listen, so tests can use `providerPort` and `adminPort` at once;
+/// `shutdown` closes both and waits for them.
+public final class MockServer: Sendable {
+    public let configuration: ServerConfiguration
+    public let store: NotificationStore
+    public let tracker: ConnectionTracker
+    public let providerPort: Int
+    public let adminPort: Int
+
+    private let group: MultiThreadedEventLoopGroup
+    private let provider: ProviderListener
+    private let adminTask: Task<Void, any Error>
+    private let logger: Logger
+    private let stopped = Mutex(false)
+
+    private init(
+        configuration: ServerConfiguration,
+        store: NotificationStore,
+        tracker: ConnectionTracker,
+        group: MultiThreadedEventLoopGroup,
+        provider: ProviderListener,
+        adminPort: Int,
+        adminTask: Task<Void, any Error>,
+        logger: Logger
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.tracker = tracker
+        self.group = group
+        self.provider = provider
+        self.providerPort = provider.port
+        self.adminPort = adminPort
+        self.adminTask = adminTask
+        self.logger = logger
+    }
+
+    /// Binds both ports and starts serving.
+    public static func start(configuration: ServerConfiguration, logger: Logger? = nil) async throws -> MockServer {
+        var logger = logger ?? Logger(label: "apns-mock")
+        logger.logLevel = configuration.logLevel
+        let sslContext: NIOSSLContext
+        do {
+            sslContext = try ProviderTLS.makeContext(
+                certificatePath: configuration.resolvedCertificatePath,
+                privateKeyPath: configuration.resolvedPrivateKeyPath
+            )
+        } catch {
+            throw StartupError.certificates(
+                certificate: configuration.resolvedCertificatePath,
+                key: configuration.resolvedPrivateKeyPath,
+                underlying: "\(error)"
+            )
+        }
+        let store = NotificationStore(capacity: configuration.maxRecorded)
+        let tracker = ConnectionTracker()
+        let processor = NotificationProcessor(
+            validator: RequestValidator(policy: configuration.validation),
+            environment: configuration.environment,
+            store: store
+        )
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads)
+        let provider: ProviderListener
+        do {
+            provider = try await ProviderListener.bind(
+                host: configuration.host,
+                port: configuration.port,
+                group: group,
+                sslContext: sslContext,
+                processor: processor,
+                settings: configuration.http2,
+                limits: configuration.requestLimits,
+                tracker: tracker,
+                logger: logger
+            )
+        } catch {
+            try? await group.shutdownGracefully()
+            throw StartupError.bind(what: "provider", host: configuration.host, port: configuration.port, underlying: "\(error)")
+        }
+
+        let admin = AdminContext(store: store, tracker: tracker, providerIsListening: { provider.channel.isActive })
+        let (adminPort, adminTask): (Int, Task<Void, any Error>)
+        do {
+            (adminPort, adminTask) = try await startAdmin(configuration: configuration, admin: admin, group: group, logger: logger)
+        } catch {
+            await provider.close()
+            try? await group.shutdownGracefully()
+            throw error
+        }
+        let server = MockServer(
+            configuration: configuration,
+            store: store,
+            tracker: tracker,
+            group: group,
+            provider: provider,
+            adminPort: adminPort,
+            adminTask: adminTask,
+            logger: logger
+        )
+        logger.info(
+            "apns-mock listening",
+            metadata: [
+                "provider": "https://\(configuration.host):\(server.providerPort)",
+                "admin": "http://\(configuration.adminHost):\(adminPort)",
+                "environment": "\(configuration.environment.rawValue)",
+            ]
+        )
+        return server
+    }
+
+    private static func startAdmin(
+        configuration: ServerConfiguration,
+        admin: AdminContext,
+        group: MultiThreadedEventLoopGroup,
+        logger: Logger
+    ) async throws -> (Int, Task<Void, any Error>) {
+        let (portStream, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        var adminLogger = logger
+        // Hummingbird logs every request at info; admin polling would drown the provider's lines.
+        adminLogger.logLevel = max(logger.logLevel, .notice)
+        let application = Application(
+            router: AdminRoutes.makeRouter(admin),
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.adminHost, port: configuration.adminPort),
+                serverName: nil
+            ),
+            onServerRunning: { channel in
+                portContinuation.yield(channel.localAddress?.port ?? 0)
+                portContinuation.finish()
+            },
+            eventLoopGroupProvider: .shared(group),
+            logger: adminLogger
+        )
+        let task = Task {
+            defer { portContinuation.finish() }
+            try await application.run()
+        }
+        var iterator = portStream.makeAsyncIterator()
+        guard let port = await iterator.next() else {
+            // The application ended before it listened: report why.
+            do {
+                try await task.value
+            } catch {
+                throw StartupError.bind(
+                    what: "admin",
+                    host: configuration.adminHost,
+                    port: configuration.adminPort,
+                    underlying: "\(error)"
+                )
+            }
+            throw StartupError.bind(
+                what: "admin", host: configuration.adminHost, port: configuration.adminPort,
+                underlying: "the admin server stopped before listening"
+            )
+        }
+        return (port, task)
+    }
+
+    /// Runs until the task is cancelled (e.g. by a signal handler), then shuts down.
+    public func waitUntilShutdown() async {
+        await withTaskCancellationHandler {
+            _ = await adminTask.result
+        } onCancel: {
+            adminTask.cancel()
+        }
+        await shutdown()
+    }
+
+    /// Closes both ports and the event loops. Recordings stay readable through `store`.
+    public func shutdown() async {
+        let alreadyStopped = stopped.withLock { stopped in
+            defer { stopped = true }
+            return stopped
+        }
+        guard !alreadyStopped else { return }
+        adminTask.cancel()
+        _ = await adminTask.result
+        await provider.close()
+        try? await group.shutdownGracefully()
+        logger.info("apns-mock stopped")
+    }
+}
+
+/// Why the server could not start.
+public enum StartupError: Error, CustomStringConvertible {
+    case certificates(certificate: String, key: String, underlying: String)
+    case bind(what: String, host: String, port: Int, underlying: String)
+
+    public var description: String {
+        switch self {
+        case .certificates(let certificate, let key, let underlying):
+            return "cannot load the server certificate '\(certificate)' and key '\(key)': \(underlying). "
+                + "Run from the project folder (the default is Certs/), set --certs-dir, "
+                + "or make a new set with 'apns-mock certs generate --out DIR'."
+        case .bind(let what, let host, let port, let underlying):
+            return "cannot listen for the \(what) port on \(host):\(port): \(underlying)"
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import Synchronization
+
+/// Numbers provider connections and counts the open ones, across event loops.
+public final class ConnectionTracker: Sendable {
+    private let nextID = Atomic<UInt64>(1)
+    private let open = Atomic<Int>(0)
+    private let total = Atomic<Int>(0)
+
+    public init() {}
+
+    func nextConnectionID() -> UInt64 {
+        nextID.add(1, ordering: .relaxed).oldValue
+    }
+
+    func opened() {
+        open.add(1, ordering: .relaxed)
+        total.add(1, ordering: .relaxed)
+    }
+
+    func closed() {
+        open.subtract(1, ordering: .relaxed)
+    }
+
+    /// Connections open now.
+    public var openConnections: Int { open.load(ordering: .relaxed) }
+    /// Connections accepted since start.
+    public var acceptedConnections: Int { total.load(ordering: .relaxed) }
+}

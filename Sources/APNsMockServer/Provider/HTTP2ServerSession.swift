@@ -1,0 +1,458 @@
+import APNsMock
+import CNGHTTP2
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
+
+/// The HTTP/2 SETTINGS the server announces. Defaults are what APNs was seen sending (2021–22).
+public struct HTTP2Settings: Sendable, Equatable {
+    public var headerTableSize: UInt32 = 4096
+    public var maxConcurrentStreams: UInt32 = 1000
+    public var initialWindowSize: UInt32 = 65535
+    public var maxFrameSize: UInt32 = 16384
+    public var maxHeaderListSize: UInt32 = 8000
+
+    public init() {}
+}
+
+/// Per-request size limits applied while bytes arrive, before any decision is made.
+public struct HTTP2RequestLimits: Sendable, Equatable {
+    /// Body bytes kept for the recording; the rest is counted and discarded.
+    public var keptBodyBytes: Int = 16 * 1024
+    /// A body larger than this is answered (413) and its stream reset at once, instead of read to the end.
+    public var discardedBodyBound: Int = 16 * 1024 * 1024
+
+    public init() {}
+}
+
+/// Something the session learned while reading that the connection handler must act on.
+enum HTTP2SessionEvent {
+    /// A request is complete (or its body passed the hard bound): it needs an answer.
+    case request(streamID: Int32, APNsRequest)
+    /// A stream ended before its request did: record it, there is nothing to answer.
+    case abandoned(streamID: Int32, APNsRequest, because: String)
+}
+
+/// Why a session cannot go on.
+enum HTTP2SessionError: Error, Equatable {
+    /// The peer did not start with the HTTP/2 preface; `looksLikeHTTP1` when it sent an HTTP/1 request line.
+    case notHTTP2(looksLikeHTTP1: Bool)
+    /// libnghttp2 reported a fatal error (its code and message).
+    case fatal(code: Int32, message: String)
+}
+
+/// One server-side libnghttp2 session: bytes in, request events out, answers in, bytes out.
+///
+/// It knows nothing of sockets or of NIO; `ProviderConnectionHandler` feeds it. libnghttp2 calls back
+/// into this object synchronously from `receive` and `drainOutput`, through an unretained pointer; that is
+/// sound because the C session is deleted in `close()` and `deinit`, before this object goes away.
+final class HTTP2ServerSession {
+    private final class StreamState {
+        let id: Int32
+        var method = ""
+        var path = ""
+        var scheme: String?
+        var authority: String?
+        var host: String?
+        var headers: [HeaderField] = []
+        var headerListSize = 0
+        var headerListTooLarge = false
+        var body: [UInt8] = []
+        var bodySize = 0
+        var requestEnded = false
+        /// An event asking for this stream's answer has been handed out.
+        var awaitingAnswer = false
+        var answered = false
+        /// Answered before the client finished sending: reset the stream once the answer is out.
+        var resetAfterAnswer = false
+        var responseBody: [UInt8] = []
+        var responseBodyOffset = 0
+
+        init(id: Int32) {
+            self.id = id
+            headers.reserveCapacity(12)
+        }
+    }
+
+    private var session: OpaquePointer?
+    private var streams: [Int32: StreamState] = [:]
+    /// The last stream touched: requests arrive as HEADERS then DATA on one stream, so this saves most lookups.
+    private var cachedStream: StreamState?
+    private var events: [HTTP2SessionEvent] = []
+    private let settings: HTTP2Settings
+    private let limits: HTTP2RequestLimits
+
+    init(settings: HTTP2Settings, limits: HTTP2RequestLimits) {
+        self.settings = settings
+        self.limits = limits
+        var callbacks: OpaquePointer?
+        nghttp2_session_callbacks_new(&callbacks)
+        defer { nghttp2_session_callbacks_del(callbacks) }
+        Self.install(callbacks)
+        var option: OpaquePointer?
+        nghttp2_option_new(&option)
+        defer { nghttp2_option_del(option) }
+        // Our own SETTINGS go first, with the values APNs uses, not libnghttp2's defaults.
+        nghttp2_option_set_no_recv_client_magic(option, 0)
+        nghttp2_session_server_new2(&session, callbacks, Unmanaged.passUnretained(self).toOpaque(), option)
+    }
+
+    deinit {
+        if let session { nghttp2_session_del(session) }
+    }
+
+    /// Queues the server's SETTINGS frame; call once, before the first `drainOutput`.
+    func submitInitialSettings() {
+        var entries = [
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_HEADER_TABLE_SIZE.rawValue), value: settings.headerTableSize),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue), value: settings.maxConcurrentStreams),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: settings.initialWindowSize),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_FRAME_SIZE.rawValue), value: settings.maxFrameSize),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: settings.maxHeaderListSize),
+        ]
+        _ = nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count)
+    }
+
+    /// Feeds received bytes to libnghttp2 and returns what they completed.
+    func receive(_ bytes: UnsafeRawBufferPointer) throws(HTTP2SessionError) -> [HTTP2SessionEvent] {
+        guard let session, let base = bytes.baseAddress, bytes.count > 0 else { return takeEvents() }
+        let result = nghttp2_session_mem_recv(session, base.assumingMemoryBound(to: UInt8.self), bytes.count)
+        if result < 0 {
+            let code = Int32(result)
+            if code == NGHTTP2_ERR_BAD_CLIENT_MAGIC.rawValue {
+                throw .notHTTP2(looksLikeHTTP1: Self.looksLikeHTTP1RequestLine(bytes))
+            }
+            throw .fatal(code: code, message: String(cString: nghttp2_strerror(code)))
+        }
+        return takeEvents()
+    }
+
+    /// Copies pending output frames into `sink`, up to about `maxBytes`; returns how many bytes it gave.
+    func drainOutput(maxBytes: Int, into sink: (UnsafeRawBufferPointer) -> Void) throws(HTTP2SessionError) -> Int {
+        guard let session else { return 0 }
+        var total = 0
+        while total < maxBytes {
+            var data: UnsafePointer<UInt8>?
+            let count = nghttp2_session_mem_send(session, &data)
+            if count < 0 {
+                let code = Int32(count)
+                throw .fatal(code: code, message: String(cString: nghttp2_strerror(code)))
+            }
+            guard count > 0, let data else { break }
+            sink(UnsafeRawBufferPointer(start: data, count: count))
+            total += count
+        }
+        return total
+    }
+
+    /// Events produced while draining output (streams closing once their answer is out).
+    func takeEvents() -> [HTTP2SessionEvent] {
+        if events.isEmpty { return [] }
+        defer { events.removeAll(keepingCapacity: true) }
+        return events
+    }
+
+    /// Whether libnghttp2 has finished with the connection (GOAWAY exchanged, or a fatal error).
+    var isFinished: Bool {
+        guard let session else { return true }
+        return nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0
+    }
+
+    /// Ends the session: every stream whose request never ended is reported as abandoned.
+    func close(because reason: String) -> [HTTP2SessionEvent] {
+        for stream in streams.values.sorted(by: { $0.id < $1.id }) where !stream.answered && !stream.awaitingAnswer {
+            events.append(.abandoned(streamID: stream.id, request(from: stream), because: reason))
+        }
+        streams.removeAll()
+        cachedStream = nil
+        if let session {
+            nghttp2_session_del(session)
+            self.session = nil
+        }
+        return takeEvents()
+    }
+
+    /// Number of streams libnghttp2 is tracking for this connection.
+    var openStreamCount: Int { streams.count }
+
+    // MARK: Answers and connection control
+
+    /// Queues the answer for a stream: a lone HEADERS frame for a 200, HEADERS + one DATA frame otherwise.
+    func respond(streamID: Int32, with response: APNsResponse) {
+        guard let session, let stream = stream(streamID), !stream.answered else { return }
+        stream.answered = true
+        stream.resetAfterAnswer = !stream.requestEnded
+        if let body = response.body {
+            stream.responseBody = Array(body.utf8)
+        }
+        var apnsID = response.apnsID
+        var uniqueID = response.uniqueID ?? ""
+        let hasUniqueID = response.uniqueID != nil
+        let hasBody = !stream.responseBody.isEmpty
+        var status = Self.statusText(response.status)
+        apnsID.withUTF8 { idBytes in
+            uniqueID.withUTF8 { uniqueBytes in
+                status.withUTF8 { statusBytes in
+                    withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: 4) { nva in
+                        var count = 0
+                        nva[count] = Self.header(":status", statusBytes)
+                        count += 1
+                        if hasBody {
+                            nva[count] = Self.header("content-type", Self.jsonContentType)
+                            count += 1
+                        }
+                        nva[count] = Self.header("apns-id", idBytes)
+                        count += 1
+                        if hasUniqueID {
+                            nva[count] = Self.header("apns-unique-id", uniqueBytes)
+                            count += 1
+                        }
+                        if hasBody {
+                            var provider = nghttp2_data_provider(
+                                source: nghttp2_data_source(ptr: nil),
+                                read_callback: Self.readResponseBody
+                            )
+                            _ = nghttp2_submit_response(session, streamID, nva.baseAddress, count, &provider)
+                        } else {
+                            // No data provider: HEADERS carries END_STREAM, and no empty DATA frame follows
+                            // (aioapns parses every DATA frame as JSON).
+                            _ = nghttp2_submit_response(session, streamID, nva.baseAddress, count, nil)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Queues a GOAWAY with an error code and optional debug data (APNs puts `{"reason":…}` there).
+    func goAway(errorCode: UInt32 = 0, lastStreamID: Int32? = nil, debugData: [UInt8] = []) {
+        guard let session else { return }
+        let last = lastStreamID ?? nghttp2_session_get_last_proc_stream_id(session)
+        debugData.withUnsafeBufferPointer { data in
+            _ = nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), last, errorCode, data.baseAddress, data.count)
+        }
+    }
+
+    /// Starts a graceful shutdown: tells the client no new streams will be accepted (RFC 9113 §6.8).
+    func submitShutdownNotice() {
+        guard let session else { return }
+        _ = nghttp2_submit_shutdown_notice(session)
+    }
+
+    /// Asks libnghttp2 to end the session after the streams in flight (a final GOAWAY once they are done).
+    func terminateWhenIdle() {
+        guard let session else { return }
+        let last = nghttp2_session_get_last_proc_stream_id(session)
+        _ = nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), last, 0, nil, 0)
+    }
+
+    // MARK: Building requests
+
+    private func stream(_ id: Int32) -> StreamState? {
+        if let cached = cachedStream, cached.id == id { return cached }
+        let found = streams[id]
+        cachedStream = found
+        return found
+    }
+
+    private func request(from stream: StreamState) -> APNsRequest {
+        APNsRequest(
+            method: stream.method,
+            path: stream.path,
+            scheme: stream.scheme,
+            authority: stream.authority ?? stream.host,
+            headers: stream.headers,
+            payload: stream.body,
+            payloadSize: stream.bodySize,
+            headerListTooLarge: stream.headerListTooLarge
+        )
+    }
+
+    fileprivate func beginHeaders(streamID: Int32) {
+        let stream = StreamState(id: streamID)
+        streams[streamID] = stream
+        cachedStream = stream
+    }
+
+    fileprivate func header(streamID: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+        guard let stream = stream(streamID) else { return }
+        // RFC 9113 §6.5.2: each field counts its name, its value and 32 bytes of overhead.
+        stream.headerListSize += name.count + value.count + 32
+        if stream.headerListSize > Int(settings.maxHeaderListSize) {
+            stream.headerListTooLarge = true
+        }
+        if name.first == UInt8(ascii: ":") {
+            let text = String(decoding: value, as: UTF8.self)
+            switch name.count {
+            case 5 where Self.equals(name, ":path"): stream.path = text
+            case 7 where Self.equals(name, ":method"): stream.method = text
+            case 7 where Self.equals(name, ":scheme"): stream.scheme = text
+            case 10 where Self.equals(name, ":authority"): stream.authority = text
+            default: break
+            }
+            return
+        }
+        // Past the advertised limit the headers are not kept: the answer (431) does not need them.
+        guard !stream.headerListTooLarge else { return }
+        let field = HeaderField(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
+        if name.count == 4, Self.equals(name, "host") { stream.host = field.value }
+        stream.headers.append(field)
+    }
+
+    fileprivate func dataChunk(streamID: Int32, _ data: UnsafeBufferPointer<UInt8>) {
+        guard let stream = stream(streamID), !stream.answered else { return }
+        let room = limits.keptBodyBytes - stream.body.count
+        if room > 0 {
+            stream.body.append(contentsOf: UnsafeBufferPointer(rebasing: data.prefix(room)))
+        }
+        stream.bodySize += data.count
+        if stream.bodySize > limits.discardedBodyBound, !stream.requestEnded, !stream.awaitingAnswer {
+            // Answer (413) without waiting for the end: the client may never stop.
+            stream.awaitingAnswer = true
+            events.append(.request(streamID: streamID, request(from: stream)))
+        }
+    }
+
+    fileprivate func requestEnded(streamID: Int32) {
+        guard let stream = stream(streamID) else { return }
+        stream.requestEnded = true
+        guard !stream.answered, !stream.awaitingAnswer else { return }
+        stream.awaitingAnswer = true
+        events.append(.request(streamID: streamID, request(from: stream)))
+    }
+
+    fileprivate func frameSent(streamID: Int32, endedStream: Bool) {
+        guard endedStream, let session, let stream = stream(streamID), stream.resetAfterAnswer else { return }
+        stream.resetAfterAnswer = false
+        // The answer is out: tell the client to stop sending the rest of its body (RFC 9113 §8.1).
+        _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_NO_ERROR.rawValue)
+    }
+
+    fileprivate func streamClosed(streamID: Int32, errorCode: UInt32) {
+        guard let stream = streams.removeValue(forKey: streamID) else { return }
+        if cachedStream === stream { cachedStream = nil }
+        if !stream.answered, !stream.awaitingAnswer {
+            let why = errorCode == 0
+                ? "stream closed before the request ended"
+                : "stream reset before the request ended (HTTP/2 error \(Self.errorName(errorCode)))"
+            events.append(.abandoned(streamID: streamID, request(from: stream), because: why))
+        }
+    }
+
+    fileprivate func readBody(streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int) -> (Int, Bool) {
+        guard let stream = stream(streamID) else { return (0, true) }
+        let remaining = stream.responseBody.count - stream.responseBodyOffset
+        let count = min(remaining, length)
+        stream.responseBody.withUnsafeBufferPointer { body in
+            buffer.update(from: body.baseAddress! + stream.responseBodyOffset, count: count)
+        }
+        stream.responseBodyOffset += count
+        return (count, stream.responseBodyOffset == stream.responseBody.count)
+    }
+
+    // MARK: Helpers
+
+    private static let jsonContentType: StaticString = "application/json"
+
+    private static func statusText(_ status: Int) -> String { String(status) }
+
+    private static func header(_ name: StaticString, _ value: StaticString) -> nghttp2_nv {
+        nghttp2_nv(
+            name: UnsafeMutablePointer(mutating: name.utf8Start),
+            value: UnsafeMutablePointer(mutating: value.utf8Start),
+            namelen: name.utf8CodeUnitCount,
+            valuelen: value.utf8CodeUnitCount,
+            flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
+        )
+    }
+
+    private static func header(_ name: StaticString, _ value: UnsafeBufferPointer<UInt8>) -> nghttp2_nv {
+        // libnghttp2 copies names and values during submit (no NO_COPY flag), so these pointers may be
+        // temporary; an empty value still needs a valid pointer.
+        nghttp2_nv(
+            name: UnsafeMutablePointer(mutating: name.utf8Start),
+            value: UnsafeMutablePointer(mutating: value.baseAddress ?? name.utf8Start),
+            namelen: name.utf8CodeUnitCount,
+            valuelen: value.count,
+            flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
+        )
+    }
+
+    private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
+        guard bytes.count == literal.utf8CodeUnitCount else { return false }
+        return memcmp(bytes.baseAddress!, literal.utf8Start, bytes.count) == 0
+    }
+
+    static func errorName(_ code: UInt32) -> String {
+        let names = [
+            "NO_ERROR", "PROTOCOL_ERROR", "INTERNAL_ERROR", "FLOW_CONTROL_ERROR", "SETTINGS_TIMEOUT",
+            "STREAM_CLOSED", "FRAME_SIZE_ERROR", "REFUSED_STREAM", "CANCEL", "COMPRESSION_ERROR",
+            "CONNECT_ERROR", "ENHANCE_YOUR_CALM", "INADEQUATE_SECURITY", "HTTP_1_1_REQUIRED",
+        ]
+        return Int(code) < names.count ? names[Int(code)] : "0x" + String(code, radix: 16)
+    }
+
+    /// `GET / HTTP/1.1`-style: an upper-case method token and a space.
+    static func looksLikeHTTP1RequestLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        while index < bytes.count, index < 16, bytes[index] >= UInt8(ascii: "A"), bytes[index] <= UInt8(ascii: "Z") {
+            index += 1
+        }
+        return index > 0 && index < bytes.count && bytes[index] == UInt8(ascii: " ")
+    }
+
+    private static func owner(_ userData: UnsafeMutableRawPointer?) -> HTTP2ServerSession {
+        Unmanaged<HTTP2ServerSession>.fromOpaque(userData!).takeUnretainedValue()
+    }
+
+    private static let readResponseBody: nghttp2_data_source_read_callback = {
+        _, streamID, buffer, length, dataFlags, _, userData in
+        let (count, finished) = HTTP2ServerSession.owner(userData).readBody(streamID: streamID, into: buffer!, length: length)
+        if finished { dataFlags!.pointee |= UInt32(NGHTTP2_DATA_FLAG_EOF.rawValue) }
+        return count
+    }
+
+    private static func install(_ callbacks: OpaquePointer?) {
+        nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
+            let frame = frame!.pointee
+            if frame.hd.type == UInt8(NGHTTP2_HEADERS.rawValue), frame.headers.cat == NGHTTP2_HCAT_REQUEST {
+                HTTP2ServerSession.owner(userData).beginHeaders(streamID: frame.hd.stream_id)
+            }
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, userData in
+            HTTP2ServerSession.owner(userData).header(
+                streamID: frame!.pointee.hd.stream_id,
+                name: UnsafeBufferPointer(start: name, count: nameLength),
+                value: UnsafeBufferPointer(start: value, count: valueLength)
+            )
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, streamID, data, length, userData in
+            HTTP2ServerSession.owner(userData).dataChunk(streamID: streamID, UnsafeBufferPointer(start: data, count: length))
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, userData in
+            let header = frame!.pointee.hd
+            let endStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+            if endStream, header.type == UInt8(NGHTTP2_DATA.rawValue) || header.type == UInt8(NGHTTP2_HEADERS.rawValue) {
+                HTTP2ServerSession.owner(userData).requestEnded(streamID: header.stream_id)
+            }
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, userData in
+            let header = frame!.pointee.hd
+            let endStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+            if endStream, header.type == UInt8(NGHTTP2_DATA.rawValue) || header.type == UInt8(NGHTTP2_HEADERS.rawValue) {
+                HTTP2ServerSession.owner(userData).frameSent(streamID: header.stream_id, endedStream: true)
+            }
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, streamID, errorCode, userData in
+            HTTP2ServerSession.owner(userData).streamClosed(streamID: streamID, errorCode: errorCode)
+            return 0
+        }
+    }
+}

@@ -1,0 +1,16 @@
+import NIOSSL
+
+/// The provider port's TLS: TLS 1.2 or later, ALPN `h2`, the configured certificate.
+///
+/// A client that offers no ALPN at all still gets HTTP/2 (aioapns does this, and Apple serves it), so
+/// nothing here insists on a negotiated protocol.
+enum ProviderTLS {
+    static func makeContext(certificatePath: String, privateKeyPath: String) throws -> NIOSSLContext {
+        let chain = try NIOSSLCertificate.fromPEMFile(certificatePath).map { NIOSSLCertificateSource.certificate($0) }
+        let key = try NIOSSLPrivateKey(file: privateKeyPath, format: .pem)
+        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+        configuration.minimumTLSVersion = .tlsv12
+        configuration.applicationProtocols = ["h2"]
+        return try NIOSSLContext(configuration: configuration)
+    }
+}

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+@main
+struct APNsMockCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apns-mock",
+        abstract: "A mock Apple Push Notification service: HTTP/2 + TLS, APNs-exact answers, recorded requests.",
+        subcommands: [ServeCommand.self, CertsCommand.self],
+        defaultSubcommand: ServeCommand.self
+    )
+}

@@ -1,0 +1,97 @@
+import APNsMockServer
+import ArgumentParser
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// `apns-mock serve`: runs the provider port and the admin API until SIGINT or SIGTERM.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the mock (the default command). Every flag also reads an APNS_MOCK_* environment variable; flags win.",
+        discussion: ConfigurationKey.allCases.map { "\($0.flag) / \($0.environmentVariable)" }.joined(separator: "\n")
+    )
+
+    @Option(help: ArgumentHelp(ConfigurationKey.host.help)) var host: String?
+    @Option(help: ArgumentHelp(ConfigurationKey.port.help)) var port: String?
+    @Option(name: .customLong("admin-host"), help: ArgumentHelp(ConfigurationKey.adminHost.help)) var adminHost: String?
+    @Option(name: .customLong("admin-port"), help: ArgumentHelp(ConfigurationKey.adminPort.help)) var adminPort: String?
+    @Option(name: .customLong("certs-dir"), help: ArgumentHelp(ConfigurationKey.certsDir.help)) var certsDir: String?
+    @Option(name: .customLong("server-cert"), help: ArgumentHelp(ConfigurationKey.serverCert.help)) var serverCert: String?
+    @Option(name: .customLong("server-key"), help: ArgumentHelp(ConfigurationKey.serverKey.help)) var serverKey: String?
+    @Option(help: ArgumentHelp(ConfigurationKey.environment.help)) var environment: String?
+    @Option(name: .customLong("max-recorded"), help: ArgumentHelp(ConfigurationKey.maxRecorded.help)) var maxRecorded: String?
+    @Option(name: .customLong("max-payload"), help: ArgumentHelp(ConfigurationKey.maxPayload.help)) var maxPayload: String?
+    @Option(name: .customLong("max-voip-payload"), help: ArgumentHelp(ConfigurationKey.maxVoIPPayload.help))
+    var maxVoIPPayload: String?
+    @Option(name: .customLong("body-discard-limit"), help: ArgumentHelp(ConfigurationKey.bodyDiscardLimit.help))
+    var bodyDiscardLimit: String?
+    @Option(name: .customLong("min-token-length"), help: ArgumentHelp(ConfigurationKey.minTokenLength.help))
+    var minTokenLength: String?
+    @Option(name: .customLong("max-token-length"), help: ArgumentHelp(ConfigurationKey.maxTokenLength.help))
+    var maxTokenLength: String?
+    @Option(name: .customLong("missing-topic"), help: ArgumentHelp(ConfigurationKey.missingTopic.help)) var missingTopic: String?
+    @Option(name: .customLong("invalid-json"), help: ArgumentHelp(ConfigurationKey.invalidJSON.help)) var invalidJSON: String?
+    @Option(name: .customLong("topic-mismatch"), help: ArgumentHelp(ConfigurationKey.topicMismatch.help)) var topicMismatch: String?
+    @Option(name: .customLong("background-priority-10"), help: ArgumentHelp(ConfigurationKey.backgroundPriority10.help))
+    var backgroundPriority10: String?
+    @Option(name: .customLong("max-concurrent-streams"), help: ArgumentHelp(ConfigurationKey.maxConcurrentStreams.help))
+    var maxConcurrentStreams: String?
+    @Option(help: ArgumentHelp(ConfigurationKey.threads.help)) var threads: String?
+    @Option(name: .customLong("log-level"), help: ArgumentHelp(ConfigurationKey.logLevel.help)) var logLevel: String?
+
+    var flags: [ConfigurationKey: String] {
+        let pairs: [(ConfigurationKey, String?)] = [
+            (.host, host), (.port, port), (.adminHost, adminHost), (.adminPort, adminPort), (.certsDir, certsDir),
+            (.serverCert, serverCert), (.serverKey, serverKey), (.environment, environment),
+            (.maxRecorded, maxRecorded), (.maxPayload, maxPayload), (.maxVoIPPayload, maxVoIPPayload),
+            (.bodyDiscardLimit, bodyDiscardLimit), (.minTokenLength, minTokenLength),
+            (.maxTokenLength, maxTokenLength), (.missingTopic, missingTopic), (.invalidJSON, invalidJSON),
+            (.topicMismatch, topicMismatch), (.backgroundPriority10, backgroundPriority10),
+            (.maxConcurrentStreams, maxConcurrentStreams), (.threads, threads), (.logLevel, logLevel),
+        ]
+        return Dictionary(uniqueKeysWithValues: pairs.compactMap { key, value in value.map { (key, $0) } })
+    }
+
+    func run() async throws {
+        let configuration: ServerConfiguration
+        do {
+            configuration = try ServerConfiguration.resolve(flags: flags, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = configuration.logLevel
+            return handler
+        }
+        var logger = Logger(label: "apns-mock")
+        logger.logLevel = configuration.logLevel
+        let service = MockServerService(configuration: configuration, logger: logger)
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: service)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        do {
+            try await group.run()
+        } catch let error as StartupError {
+            logger.critical("\(error.description)")
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// Runs the mock inside a service group, so SIGTERM and SIGINT stop it cleanly.
+struct MockServerService: Service {
+    let configuration: ServerConfiguration
+    let logger: Logger
+
+    func run() async throws {
+        let server = try await MockServer.start(configuration: configuration, logger: logger)
+        try? await gracefulShutdown()
+        await server.shutdown()
+    }
+}
