@@ -23,6 +23,18 @@ public enum APNsMockCertificateError: Error, Sendable, Equatable, CustomStringCo
     case directoryCreationFailed(path: String, reason: String)
     /// A file could not be written or its permissions could not be set.
     case fileWriteFailed(path: String, reason: String)
+    /// The bytes given as a certificate are not a parseable DER X.509 certificate.
+    case invalidCertificateDER(reason: String)
+    /// A ``ClientCertificateProfile`` cannot be issued (empty bundle ID, no environment, ...).
+    case invalidClientCertificateProfile(reason: String)
+    /// A provider-token key ID is not 10 upper-case letters or digits, like Apple's.
+    case invalidKeyID(String)
+    /// A `.p8` file's name does not carry a key ID (`AuthKey_<KEYID>.p8`) and none was given.
+    case missingKeyID(path: String)
+    /// The text given as a provider-token signing key is not a P-256 private key in PEM.
+    case invalidSigningKey(reason: String)
+    /// A PKCS#12 (`.p12`) file could not be built.
+    case pkcs12EncodingFailed(reason: String)
 
     public var description: String {
         switch self {
@@ -46,6 +58,18 @@ public enum APNsMockCertificateError: Error, Sendable, Equatable, CustomStringCo
             "Could not create directory \(path): \(reason)"
         case .fileWriteFailed(let path, let reason):
             "Could not write \(path): \(reason)"
+        case .invalidCertificateDER(let reason):
+            "Not a valid DER certificate: \(reason)"
+        case .invalidClientCertificateProfile(let reason):
+            "Invalid client certificate profile: \(reason)"
+        case .invalidKeyID(let keyID):
+            "\"\(keyID)\" is not a valid key ID (10 upper-case letters or digits, like Apple's)"
+        case .missingKeyID(let path):
+            "No key ID for \(path): name the file AuthKey_<KEYID>.p8 or pass the key ID explicitly"
+        case .invalidSigningKey(let reason):
+            "Not a valid P-256 signing key: \(reason)"
+        case .pkcs12EncodingFailed(let reason):
+            "Could not build the PKCS#12 file: \(reason)"
         }
     }
 }

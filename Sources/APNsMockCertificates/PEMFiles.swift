@@ -24,7 +24,7 @@ enum PEMCertificates {
     }
 }
 
-/// File I/O for PEM files.
+/// File I/O for the PEM (and `.p12` / `.p8`) files apns-mock writes.
 enum PEMFiles {
     /// Every file apns-mock writes is world-readable: the server and CI jobs often run as a user
     /// other than the one that generated the files, and these are throw-away development keys.
@@ -47,13 +47,25 @@ enum PEMFiles {
     }
 
     static func write(_ contents: String, to path: String) throws(APNsMockCertificateError) {
+        try write(bytes: Array(contents.utf8), to: path)
+    }
+
+    /// Writes binary contents (a `.p12`) with the same atomicity and permissions as PEM text.
+    static func write(bytes contents: [UInt8], to path: String) throws(APNsMockCertificateError) {
         do {
             // Atomic so a server starting concurrently never reads a half-written file.
-            try Data(contents.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+            try Data(contents).write(to: URL(fileURLWithPath: path), options: .atomic)
             // The atomic write's temporary file decides the mode, so set it explicitly afterwards.
             try FileManager.default.setAttributes([.posixPermissions: permissions], ofItemAtPath: path)
         } catch {
             throw .fileWriteFailed(path: path, reason: error.localizedDescription)
         }
+    }
+}
+
+extension PEMFiles {
+    /// `directory/name`.
+    static func path(_ name: String, in directory: String) -> String {
+        URL(fileURLWithPath: directory).appendingPathComponent(name).path
     }
 }

@@ -50,9 +50,11 @@ public final class MockServer: Sendable {
         logger.logLevel = configuration.logLevel
         let sslContext: NIOSSLContext
         do {
+            let wantsClientCertificates = configuration.authMode == .certificate || configuration.authMode == .either
             sslContext = try ProviderTLS.makeContext(
                 certificatePath: configuration.resolvedCertificatePath,
-                privateKeyPath: configuration.resolvedPrivateKeyPath
+                privateKeyPath: configuration.resolvedPrivateKeyPath,
+                clientCAPath: wantsClientCertificates ? configuration.resolvedClientCAPath : nil
             )
         } catch {
             throw StartupError.certificates(
@@ -61,11 +63,14 @@ public final class MockServer: Sendable {
                 underlying: "\(error)"
             )
         }
+        let authentication = try configuration.makeAuthenticationPolicy()
         let store = NotificationStore(capacity: configuration.maxRecorded)
         let tracker = ConnectionTracker()
         let processor = NotificationProcessor(
             validator: RequestValidator(policy: configuration.validation),
+            authentication: authentication,
             environment: configuration.environment,
+            maxConcurrentStreams: configuration.http2.maxConcurrentStreams,
             store: store
         )
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads)
@@ -80,6 +85,7 @@ public final class MockServer: Sendable {
                 settings: configuration.http2,
                 limits: configuration.requestLimits,
                 tracker: tracker,
+                acceptAnyClientCertificate: configuration.acceptAnyClientCertificate,
                 logger: logger
             )
         } catch {
@@ -112,6 +118,8 @@ public final class MockServer: Sendable {
                 "provider": "https://\(configuration.host):\(server.providerPort)",
                 "admin": "http://\(configuration.adminHost):\(adminPort)",
                 "environment": "\(configuration.environment.rawValue)",
+                "auth": "\(configuration.authMode.rawValue)",
+                "token-keys": "\(authentication.verifier.keys.keys.sorted().joined(separator: ","))",
             ]
         )
         return server

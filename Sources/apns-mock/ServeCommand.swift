@@ -39,6 +39,25 @@ struct ServeCommand: AsyncParsableCommand {
     var maxConcurrentStreams: String?
     @Option(help: ArgumentHelp(ConfigurationKey.threads.help)) var threads: String?
     @Option(name: .customLong("log-level"), help: ArgumentHelp(ConfigurationKey.logLevel.help)) var logLevel: String?
+    @Option(help: ArgumentHelp(ConfigurationKey.auth.help)) var auth: String?
+    @Option(name: .customLong("provider-key"), help: ArgumentHelp(ConfigurationKey.providerKey.help)) var providerKey: [String] = []
+    @Option(name: .customLong("certs-team-id"), help: ArgumentHelp(ConfigurationKey.certsTeamID.help)) var certsTeamID: String?
+    @Option(name: .customLong("accept-unknown-keys"), help: ArgumentHelp(ConfigurationKey.acceptUnknownKeys.help))
+    var acceptUnknownKeys: String?
+    @Option(
+        name: .customLong("accept-any-client-certificate"),
+        help: ArgumentHelp(ConfigurationKey.acceptAnyClientCertificate.help)
+    )
+    var acceptAnyClientCertificate: String?
+    @Option(name: .customLong("client-ca"), help: ArgumentHelp(ConfigurationKey.clientCA.help)) var clientCA: String?
+    @Option(name: .customLong("token-clock-skew"), help: ArgumentHelp(ConfigurationKey.tokenClockSkew.help)) var tokenClockSkew: String?
+    @Option(name: .customLong("environment-key-reason"), help: ArgumentHelp(ConfigurationKey.environmentKeyReason.help))
+    var environmentKeyReason: String?
+    @Option(
+        name: .customLong("expired-token-poisons-connection"),
+        help: ArgumentHelp(ConfigurationKey.expiredTokenPoisonsConnection.help)
+    )
+    var expiredTokenPoisonsConnection: String?
 
     var flags: [ConfigurationKey: String] {
         let pairs: [(ConfigurationKey, String?)] = [
@@ -49,6 +68,11 @@ struct ServeCommand: AsyncParsableCommand {
             (.maxTokenLength, maxTokenLength), (.missingTopic, missingTopic), (.invalidJSON, invalidJSON),
             (.topicMismatch, topicMismatch), (.backgroundPriority10, backgroundPriority10),
             (.maxConcurrentStreams, maxConcurrentStreams), (.threads, threads), (.logLevel, logLevel),
+            (.auth, auth), (.providerKey, providerKey.isEmpty ? nil : providerKey.joined(separator: ";")),
+            (.certsTeamID, certsTeamID), (.acceptUnknownKeys, acceptUnknownKeys),
+            (.acceptAnyClientCertificate, acceptAnyClientCertificate), (.clientCA, clientCA),
+            (.tokenClockSkew, tokenClockSkew), (.environmentKeyReason, environmentKeyReason),
+            (.expiredTokenPoisonsConnection, expiredTokenPoisonsConnection),
         ]
         return Dictionary(uniqueKeysWithValues: pairs.compactMap { key, value in value.map { (key, $0) } })
     }
@@ -78,6 +102,9 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             try await group.run()
         } catch let error as StartupError {
+            logger.critical("\(error.description)")
+            throw ExitCode(1)
+        } catch let error as ConfigurationError {
             logger.critical("\(error.description)")
             throw ExitCode(1)
         }

@@ -8,6 +8,10 @@ public struct NotificationQuery: Sendable, Equatable {
     public var apnsID: String?
     /// Only notifications received at or after this time (milliseconds since the epoch).
     public var since: Int64?
+    /// `token`, `certificate`, `none` or `missing`: how the request was authenticated.
+    public var authMethod: String?
+    public var keyID: String?
+    public var teamID: String?
     /// At most this many, the earliest first.
     public var limit: Int?
 
@@ -40,6 +44,15 @@ public struct NotificationQuery: Sendable, Equatable {
         if let reason, notification.response?.reason?.rawValue != reason { return false }
         if let apnsID, notification.apnsID?.lowercased() != apnsID.lowercased() { return false }
         if let since, notification.receivedAt < since { return false }
+        if authMethod != nil || keyID != nil || teamID != nil {
+            guard let authentication = notification.authentication else { return false }
+            if let authMethod, authentication.method != authMethod { return false }
+            if keyID != nil || teamID != nil {
+                guard case .token(let recordedKey, let recordedTeam, _, _, _) = authentication else { return false }
+                if let keyID, recordedKey != keyID { return false }
+                if let teamID, recordedTeam != teamID { return false }
+            }
+        }
         return true
     }
 }

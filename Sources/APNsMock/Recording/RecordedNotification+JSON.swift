@@ -22,6 +22,7 @@ extension RecordedNotification {
         object["pushType"] = pushType ?? NSNull()
         object["authority"] = request.authority ?? NSNull()
         object["payload"] = JSONObjectCheck.parseObject(request.payload) ?? NSNull()
+        object["authentication"] = authentication.map(Self.json(authentication:)) ?? NSNull()
         if let response {
             var answer: [String: Any] = ["status": response.status, "apnsId": response.apnsID]
             answer["reason"] = response.reason?.rawValue ?? NSNull()
@@ -37,8 +38,31 @@ extension RecordedNotification {
         return object
     }
 
+    static func json(authentication: AuthenticationRecord) -> [String: Any] {
+        var object: [String: Any] = ["method": authentication.method]
+        switch authentication {
+        case .none, .missing:
+            break
+        case .token(let keyID, let teamID, let issuedAt, let signatureVerified, let error):
+            object["keyId"] = keyID ?? NSNull()
+            object["teamId"] = teamID ?? NSNull()
+            object["issuedAt"] = issuedAt ?? NSNull()
+            object["signatureVerified"] = signatureVerified
+            if let error { object["error"] = error }
+        case .certificate(let subject, let topics):
+            object["subject"] = subject
+            object["topics"] = topics
+        }
+        return object
+    }
+
+    /// `2026-11-22T03:01:09.612Z`, exact to the millisecond (formatting a `Double` date can round it away).
     static func iso8601(milliseconds: Int64) -> String {
-        let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
-        return date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+        let (seconds, remainder) = milliseconds.quotientAndRemainder(dividingBy: 1000)
+        let whole = seconds - (remainder < 0 ? 1 : 0)
+        let millis = remainder < 0 ? remainder + 1000 : remainder
+        let base = Date(timeIntervalSince1970: Double(whole)).formatted(.iso8601)
+        let fraction = String(millis + 1000).dropFirst()
+        return base.dropLast() + "." + fraction + "Z"
     }
 }

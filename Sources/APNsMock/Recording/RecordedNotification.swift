@@ -11,6 +11,8 @@ public struct RecordedNotification: Sendable, Equatable {
     public var response: APNsResponse?
     /// Why there is no answer: the client reset the stream, or the connection closed before the request ended.
     public var abandonedBecause: String?
+    /// How the request was authenticated (`nil` when it was refused before authentication, e.g. 404).
+    public var authentication: AuthenticationRecord?
 
     public init(
         sequence: UInt64,
@@ -19,7 +21,8 @@ public struct RecordedNotification: Sendable, Equatable {
         streamID: Int32,
         request: APNsRequest,
         response: APNsResponse?,
-        abandonedBecause: String? = nil
+        abandonedBecause: String? = nil,
+        authentication: AuthenticationRecord? = nil
     ) {
         self.sequence = sequence
         self.receivedAt = receivedAt
@@ -28,6 +31,7 @@ public struct RecordedNotification: Sendable, Equatable {
         self.request = request
         self.response = response
         self.abandonedBecause = abandonedBecause
+        self.authentication = authentication
     }
 
     public var deviceToken: String? { request.deviceToken }

@@ -2,8 +2,10 @@
 ///
 /// Checks run in this order, and the first fault wins (Apple does not document the order; this is the
 /// order of its reason table as the issue tracker fixed it, method and path first as any HTTP server does):
-/// 405 `MethodNotAllowed`, 404 `BadPath`, `MissingDeviceToken`, `BadDeviceToken`, `BadMessageId`,
-/// `BadPriority`, `BadExpirationDate`, `InvalidPushType`, `MissingTopic`, topic/push-type mismatch,
+/// 405 `MethodNotAllowed`, 404 `BadPath`, (authentication: 403s and 429 `TooManyProviderTokenUpdates`, decided
+/// by `ConnectionAuthState` between `routeVerdict` and `validate`), `MissingDeviceToken`, `BadDeviceToken`,
+/// `BadMessageId`, `BadPriority`, `BadExpirationDate`, `InvalidPushType`, `MissingTopic`, `TopicDisallowed`,
+/// topic/push-type mismatch,
 /// background at priority 10, `BadCollapseId`, `DuplicateHeaders`, `PayloadEmpty`, 413 `PayloadTooLarge`,
 /// invalid JSON.
 public struct RequestValidator: Sendable {
@@ -26,16 +28,31 @@ public struct RequestValidator: Sendable {
         validate(request, headers: APNsHeaders(request.headers))
     }
 
-    public func validate(_ request: APNsRequest, headers: APNsHeaders) -> Verdict {
+    /// The faults found before authentication: an oversized header list, the method, the path.
+    public func routeVerdict(_ request: APNsRequest) -> Verdict {
         if request.headerListTooLarge { return .headerListTooLarge }
         if request.method != "POST" { return .rejected(.methodNotAllowed) }
-
         let path = request.path.utf8
         guard path.starts(with: APNsPath.devicePrefix.utf8) else { return .rejected(.badPath) }
-        let token = path.dropFirst(APNsPath.devicePrefix.utf8.count)
-        if token.isEmpty { return .rejected(.missingDeviceToken) }
         // `/3/device/<token>/more` is another resource, not a bad token.
-        if token.contains(UInt8(ascii: "/")) { return .rejected(.badPath) }
+        if path.dropFirst(APNsPath.devicePrefix.utf8.count).contains(UInt8(ascii: "/")) { return .rejected(.badPath) }
+        return .accepted
+    }
+
+    /// - Parameters:
+    ///   - defaultTopic: the topic when `apns-topic` is absent (a single-topic certificate's).
+    ///   - allowedTopics: the topics the credentials may push to; others get `TopicDisallowed`.
+    public func validate(
+        _ request: APNsRequest,
+        headers: APNsHeaders,
+        defaultTopic: String? = nil,
+        allowedTopics: TopicAllowance? = nil
+    ) -> Verdict {
+        let route = routeVerdict(request)
+        guard route == .accepted else { return route }
+
+        let token = request.path.utf8.dropFirst(APNsPath.devicePrefix.utf8.count)
+        if token.isEmpty { return .rejected(.missingDeviceToken) }
         if !policy.deviceToken.isValid(token) { return .rejected(.badDeviceToken) }
 
         if let apnsID = headers.apnsID, !Self.isCanonicalUUID(apnsID) { return .rejected(.badMessageId) }
@@ -53,8 +70,10 @@ public struct RequestValidator: Sendable {
             pushType = known
         }
 
-        if let topic = headers.topic {
+        let topic = headers.topic ?? defaultTopic
+        if let topic {
             if topic.isEmpty { return .rejected(.missingTopic) }
+            if let allowedTopics, !allowedTopics.allows(topic) { return .rejected(.topicDisallowed) }
             if policy.topicMismatch == .reject, let pushType, !Self.topic(topic, fits: pushType) {
                 return .rejected(.deviceTokenNotForTopic)
             }
@@ -73,7 +92,7 @@ public struct RequestValidator: Sendable {
         if headers.hasDuplicates { return .rejected(.duplicateHeaders) }
 
         if request.payloadSize == 0 { return .rejected(.payloadEmpty) }
-        if request.payloadSize > payloadLimit(pushType: pushType, topic: headers.topic) {
+        if request.payloadSize > payloadLimit(pushType: pushType, topic: topic) {
             return .rejected(.payloadTooLarge)
         }
 

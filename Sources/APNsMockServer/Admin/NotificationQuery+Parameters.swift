@@ -2,7 +2,7 @@ import APNsMock
 
 extension NotificationQuery {
     /// The filters every notification route takes: `token`, `topic`, `push-type`, `status`, `reason`,
-    /// `apns-id`, `since` (milliseconds since the epoch, or an ISO 8601 time), `limit`.
+    /// `apns-id`, `auth`, `key-id`, `team-id`, `since` (milliseconds since the epoch, or an ISO 8601 time), `limit`.
     /// Unknown parameters are an error, so a typo does not silently match everything.
     init(parameters: [(String, String)], extraAllowed: Set<String> = []) throws(AdminInputError) {
         self.init()
@@ -29,6 +29,14 @@ extension NotificationQuery {
                 }
                 reason = value
             case "apns-id": apnsID = value
+            case "auth":
+                let methods = ["token", "certificate", "none", "missing"]
+                guard methods.contains(value) else {
+                    throw AdminInputError(parameter: name, message: "'\(value)' is not one of: \(methods.joined(separator: ", "))")
+                }
+                authMethod = value
+            case "key-id": keyID = value
+            case "team-id": teamID = value
             case "since":
                 guard let millis = AdminTime.milliseconds(value) else {
                     throw AdminInputError(

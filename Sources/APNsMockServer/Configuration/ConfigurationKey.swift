@@ -9,6 +9,17 @@ public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
     public var message: String
 
     public var description: String { "\(source): \(message)" }
+
+    public init(source: String, message: String) {
+        self.source = source
+        self.message = message
+    }
+
+    /// A problem found before the source is known; `ConfigurationKey.apply` adds it.
+    public struct Detail: Error, Equatable {
+        public var message: String
+        public init(_ message: String) { self.message = message }
+    }
 }
 
 /// Every setting of `apns-mock serve`, with its flag and `APNS_MOCK_*` environment variable.
@@ -37,6 +48,15 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
     case maxConcurrentStreams = "max-concurrent-streams"
     case threads
     case logLevel = "log-level"
+    case auth
+    case providerKey = "provider-key"
+    case certsTeamID = "certs-team-id"
+    case acceptUnknownKeys = "accept-unknown-keys"
+    case acceptAnyClientCertificate = "accept-any-client-certificate"
+    case clientCA = "client-ca"
+    case tokenClockSkew = "token-clock-skew"
+    case environmentKeyReason = "environment-key-reason"
+    case expiredTokenPoisonsConnection = "expired-token-poisons-connection"
 
     /// `--port`
     public var flag: String { "--" + rawValue }
@@ -71,6 +91,21 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
         case .maxConcurrentStreams: return "SETTINGS_MAX_CONCURRENT_STREAMS sent to clients. Default 1000."
         case .threads: return "Event-loop threads. Default: the number of cores."
         case .logLevel: return "trace, debug, info, notice, warning, error or critical. Default info."
+        case .auth: return "token, certificate, either (whichever the connection presents) or none. Default either."
+        case .providerKey:
+            return "A trusted token key: key-id=ID,team-id=TEAM,file=PATH[,environment=development|production][,topics=a|b]. "
+                + "Repeatable; separate several with ';' in the environment variable."
+        case .certsTeamID: return "Team id for the AuthKey_<KEYID>.p8 files found in the certs folder. Default TEAM000001."
+        case .acceptUnknownKeys:
+            return "true: accept tokens from unconfigured key ids (signature not checked, recorded as such). Default false."
+        case .acceptAnyClientCertificate:
+            return "true: accept client certificates that do not chain to the client CA. Default false."
+        case .clientCA: return "CA that client certificates must chain to (PEM). Default <certs-dir>/ca.pem."
+        case .tokenClockSkew: return "Seconds a token's iat may lie in the future before it is InvalidProviderToken. Default 60."
+        case .environmentKeyReason:
+            return "BadEnvironmentKeyInToken (what APNs sends) or BadEnvironmentKeyIdInToken (what its docs say). Default the first."
+        case .expiredTokenPoisonsConnection:
+            return "true: after ExpiredProviderToken the connection keeps rejecting, as APNs does. Default true."
         }
     }
 
@@ -90,6 +125,13 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
                 throw fail("is not one of: " + T.allCases.map(\.rawValue).joined(separator: ", "))
             }
             return value
+        }
+        func boolean() throws(ConfigurationError) -> Bool {
+            switch text.lowercased() {
+            case "true", "1", "yes", "on": return true
+            case "false", "0", "no", "off": return false
+            default: throw fail("is not true or false")
+            }
         }
         func nonEmpty() throws(ConfigurationError) -> String {
             guard !text.isEmpty else { throw ConfigurationError(source: source, message: "must not be empty") }
@@ -129,6 +171,27 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
                 throw fail("is not one of: " + Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))
             }
             configuration.logLevel = level
+        case .auth: configuration.authMode = try choice(AuthenticationMode.self)
+        case .providerKey:
+            for entry in text.split(separator: ";") where !entry.trimmingCharacters(in: .whitespaces).isEmpty {
+                do {
+                    configuration.providerKeys.append(try ProviderKeySpec(parsing: String(entry)))
+                } catch {
+                    throw ConfigurationError(source: source, message: "'\(entry)': \(error.message)")
+                }
+            }
+        case .certsTeamID: configuration.certsTeamID = try nonEmpty()
+        case .acceptUnknownKeys: configuration.acceptUnknownKeys = try boolean()
+        case .acceptAnyClientCertificate: configuration.acceptAnyClientCertificate = try boolean()
+        case .clientCA: configuration.clientCAPath = try nonEmpty()
+        case .tokenClockSkew: configuration.tokenClockSkewSeconds = Int64(try integer(0...86_400, "a number of seconds"))
+        case .environmentKeyReason:
+            switch text {
+            case Reason.badEnvironmentKeyInToken.rawValue: configuration.environmentKeyReason = .badEnvironmentKeyInToken
+            case Reason.badEnvironmentKeyIdInToken.rawValue: configuration.environmentKeyReason = .badEnvironmentKeyIdInToken
+            default: throw fail("is not BadEnvironmentKeyInToken or BadEnvironmentKeyIdInToken")
+            }
+        case .expiredTokenPoisonsConnection: configuration.expiredTokenPoisonsConnection = try boolean()
         }
     }
 }

@@ -24,11 +24,43 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Event-loop threads for the provider port. `System.coreCount` ignores `taskset`, so this is a setting.
     public var threads: Int = defaultThreadCount()
     public var logLevel: Logger.Level = .info
+    public var authMode: AuthenticationMode = .either
+    /// Token keys to trust besides the `AuthKey_<KEYID>.p8` files in `certsDirectory`.
+    public var providerKeys: [ProviderKeySpec] = []
+    /// The team the `AuthKey_<KEYID>.p8` files in `certsDirectory` belong to.
+    public var certsTeamID = "TEAM000001"
+    public var acceptUnknownKeys = false
+    public var acceptAnyClientCertificate = false
+    /// Overrides `<certsDirectory>/ca.pem` as the CA client certificates must chain to.
+    public var clientCAPath: String?
+    public var tokenClockSkewSeconds: Int64 = 60
+    public var environmentKeyReason: Reason = .badEnvironmentKeyInToken
+    public var expiredTokenPoisonsConnection = true
 
     public init() {}
 
     public var resolvedCertificatePath: String { serverCertificatePath ?? certsDirectory + "/server.pem" }
     public var resolvedPrivateKeyPath: String { serverPrivateKeyPath ?? certsDirectory + "/server-key.pem" }
+    public var resolvedClientCAPath: String { clientCAPath ?? certsDirectory + "/ca.pem" }
+
+    /// Every trusted token key: the development keys of the certs folder, then the configured ones.
+    public func loadProviderKeys() throws(ConfigurationError) -> [ProviderKey] {
+        let specs = ProviderKeySpec.developmentKeys(in: certsDirectory, teamID: certsTeamID) + providerKeys
+        var keys: [ProviderKey] = []
+        for spec in specs { keys.append(try spec.load()) }
+        return keys
+    }
+
+    /// The authentication rules these settings describe (reads the key files).
+    public func makeAuthenticationPolicy() throws(ConfigurationError) -> AuthenticationPolicy {
+        AuthenticationPolicy(
+            mode: authMode,
+            verifier: ProviderTokenVerifier(keys: try loadProviderKeys(), acceptUnknownKeys: acceptUnknownKeys),
+            clockSkewSeconds: tokenClockSkewSeconds,
+            environmentKeyReason: environmentKeyReason,
+            expiredTokenPoisonsConnection: expiredTokenPoisonsConnection
+        )
+    }
 
     static func defaultThreadCount() -> Int {
         max(1, System.coreCount)

@@ -104,15 +104,25 @@ final class HTTP2ServerSession {
     }
 
     /// Queues the server's SETTINGS frame; call once, before the first `drainOutput`.
-    func submitInitialSettings() {
+    /// - Parameter maxConcurrentStreams: overrides the configured value (1 on a connection awaiting its first valid token).
+    func submitInitialSettings(maxConcurrentStreams: UInt32? = nil) {
         var entries = [
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_HEADER_TABLE_SIZE.rawValue), value: settings.headerTableSize),
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue), value: settings.maxConcurrentStreams),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
+                value: maxConcurrentStreams ?? settings.maxConcurrentStreams
+            ),
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: settings.initialWindowSize),
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_FRAME_SIZE.rawValue), value: settings.maxFrameSize),
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: settings.maxHeaderListSize),
         ]
         _ = nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count)
+    }
+
+    /// Queues a SETTINGS frame that changes SETTINGS_MAX_CONCURRENT_STREAMS.
+    func submitMaxConcurrentStreams(_ value: UInt32) {
+        var entry = nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue), value: value)
+        _ = nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entry, 1)
     }
 
     /// Feeds received bytes to libnghttp2 and returns what they completed.
@@ -227,10 +237,11 @@ final class HTTP2ServerSession {
     }
 
     /// Queues a GOAWAY with an error code and optional debug data (APNs puts `{"reason":…}` there).
-    func goAway(errorCode: UInt32 = 0, lastStreamID: Int32? = nil, debugData: [UInt8] = []) {
+    func goAway(errorCode: UInt32 = 0, lastStreamID: Int32? = nil, debugData: String = "") {
         guard let session else { return }
         let last = lastStreamID ?? nghttp2_session_get_last_proc_stream_id(session)
-        debugData.withUnsafeBufferPointer { data in
+        var debug = debugData
+        debug.withUTF8 { data in
             _ = nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), last, errorCode, data.baseAddress, data.count)
         }
     }

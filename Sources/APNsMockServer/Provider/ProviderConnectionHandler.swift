@@ -1,6 +1,8 @@
 import APNsMock
 import Logging
 import NIOCore
+import NIOSSL
+import NIOTLS
 
 /// Moves the bytes of one provider connection between TLS and its libnghttp2 session, and hands each
 /// complete request to the `NotificationProcessor` on this event loop.
@@ -19,6 +21,11 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
     private var logger: Logger
     private var finished = false
     private var counted = false
+    /// Set once TLS tells who the client is; SETTINGS wait for it, since their stream limit depends on it.
+    private var auth: ConnectionAuthState?
+    private let identify: @Sendable (NIOSSLCertificate) -> CertificateIdentity?
+    /// A decision asked to close the connection once what is queued has been written.
+    private var closeAfterWrite = false
     /// Upper bound on bytes taken from libnghttp2 per write; the loop goes on while the channel is writable.
     private static let drainChunk = 256 * 1024
 
@@ -27,9 +34,11 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         settings: HTTP2Settings,
         limits: HTTP2RequestLimits,
         tracker: ConnectionTracker,
-        logger: Logger
+        logger: Logger,
+        identify: @escaping @Sendable (NIOSSLCertificate) -> CertificateIdentity?
     ) {
         self.processor = processor
+        self.identify = identify
         self.tracker = tracker
         self.session = HTTP2ServerSession(settings: settings, limits: limits)
         self.connection = ConnectionInfo(id: tracker.nextConnectionID())
@@ -38,8 +47,28 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        session.submitInitialSettings()
         if context.channel.isActive { connectionBecameActive(context: context) }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? TLSUserEvent, case .handshakeCompleted = event {
+            let peer = try? context.pipeline.syncOperations.nioSSL_peerCertificate()
+            let certificate = peer.flatMap(identify)
+            if let certificate {
+                logger.debug("client certificate", metadata: ["subject": "\(certificate.subject)", "topics": "\(certificate.topics)"])
+            }
+            startSession(context: context, certificate: certificate)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// Sends the server's SETTINGS once the peer is known: one stream only until a valid token, as APNs does.
+    private func startSession(context: ChannelHandlerContext, certificate: CertificateIdentity?) {
+        guard auth == nil else { return }
+        let state = processor.makeAuthState(certificate: certificate)
+        auth = state
+        session.submitInitialSettings(maxConcurrentStreams: processor.initialMaxConcurrentStreams(for: state))
+        flushOutput(context: context)
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -53,11 +82,11 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         tracker.opened()
         connection.remoteAddress = context.channel.remoteAddress?.description
         logger.debug("provider connection opened", metadata: ["remote": "\(connection.remoteAddress ?? "?")"])
-        flushOutput(context: context)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !finished else { return }
+        if auth == nil { startSession(context: context, certificate: nil) }
         let buffer = unwrapInboundIn(data)
         let result = buffer.withUnsafeReadableBytes { bytes in
             Result { () throws(HTTP2SessionError) in try session.receive(bytes) }
@@ -105,17 +134,35 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         for event in events {
             switch event {
             case .request(let streamID, let request):
-                let response = processor.process(request, streamID: streamID, connection: connection, ids: &ids)
+                var state = auth ?? processor.makeAuthState(certificate: nil)
+                let decision = processor.process(request, streamID: streamID, connection: connection, auth: &state, ids: &ids)
+                auth = state
                 logger.debug(
                     "request",
                     metadata: [
-                        "stream": "\(streamID)", "path": "\(request.path)", "status": "\(response.status)",
-                        "reason": "\(response.reason?.rawValue ?? "-")",
+                        "stream": "\(streamID)", "path": "\(request.path)",
+                        "status": "\(decision.response.map { String($0.status) } ?? "none")",
+                        "reason": "\(decision.response?.reason?.rawValue ?? "-")",
                     ]
                 )
-                session.respond(streamID: streamID, with: response)
+                if let response = decision.response { session.respond(streamID: streamID, with: response) }
+                perform(decision.actions)
             case .abandoned(let streamID, let request, let because):
                 processor.recordAbandoned(request, streamID: streamID, connection: connection, because: because)
+            }
+        }
+    }
+
+    private func perform(_ actions: [ConnectionAction]) {
+        for action in actions {
+            switch action {
+            case .goAway(let errorCode, let lastStreamID, let debugData):
+                logger.info("sending GOAWAY", metadata: ["error-code": "\(errorCode)", "debug": "\(debugData)"])
+                session.goAway(errorCode: errorCode, lastStreamID: lastStreamID, debugData: debugData)
+            case .close:
+                closeAfterWrite = true
+            case .setMaxConcurrentStreams(let value):
+                session.submitMaxConcurrentStreams(value)
             }
         }
     }
@@ -135,6 +182,13 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
             handle(session.takeEvents())
             guard drained > 0 else { break }
             context.writeAndFlush(wrapOutboundOut(output), promise: nil)
+        }
+        if closeAfterWrite {
+            finish(because: "connection closed by the server before the request ended")
+            context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0))).assumeIsolated().whenComplete { _ in
+                context.close(promise: nil)
+            }
+            return
         }
         if session.isFinished {
             close(context: context, because: "connection closed before the request ended")

@@ -5,12 +5,17 @@ import NIOSSL
 /// A client that offers no ALPN at all still gets HTTP/2 (aioapns does this, and Apple serves it), so
 /// nothing here insists on a negotiated protocol.
 enum ProviderTLS {
-    static func makeContext(certificatePath: String, privateKeyPath: String) throws -> NIOSSLContext {
+    /// - Parameter clientCAPath: when set, a client certificate is asked for (not required) and must chain to it.
+    static func makeContext(certificatePath: String, privateKeyPath: String, clientCAPath: String?) throws -> NIOSSLContext {
         let chain = try NIOSSLCertificate.fromPEMFile(certificatePath).map { NIOSSLCertificateSource.certificate($0) }
         let key = try NIOSSLPrivateKey(file: privateKeyPath, format: .pem)
         var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
         configuration.minimumTLSVersion = .tlsv12
         configuration.applicationProtocols = ["h2"]
+        if let clientCAPath {
+            configuration.certificateVerification = .optionalVerification
+            configuration.trustRoots = .file(clientCAPath)
+        }
         return try NIOSSLContext(configuration: configuration)
     }
 }

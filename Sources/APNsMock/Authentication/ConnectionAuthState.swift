@@ -1,0 +1,201 @@
+/// The outcome of authenticating one request.
+public struct AuthenticationOutcome: Sendable {
+    public var record: AuthenticationRecord
+    /// Set when the request is refused (403, 429).
+    public var rejection: Reason?
+    /// The topic used when the request has no `apns-topic` (a single-topic certificate's).
+    public var defaultTopic: String?
+    /// The topics these credentials may push to, or `nil` for any.
+    public var allowedTopics: TopicAllowance?
+    /// The connection's certificate is for the other environment: APNs answers with GOAWAY and closes.
+    public var wrongCertificateEnvironment: Bool = false
+    /// The first valid token on a gated connection: raise SETTINGS_MAX_CONCURRENT_STREAMS now.
+    public var raiseStreamLimit: Bool = false
+}
+
+/// Which topics a credential may push to.
+public enum TopicAllowance: Sendable, Equatable {
+    /// Exactly these topics (a certificate's).
+    case exactly([String])
+    /// These bundle IDs, with or without a push-type suffix (a topic-specific key's).
+    case bundles([String])
+
+    public func allows(_ topic: String) -> Bool {
+        switch self {
+        case .exactly(let topics): return topics.contains(topic)
+        case .bundles(let bundles): return bundles.contains { topic == $0 || topic.hasPrefix($0 + ".") }
+        }
+    }
+}
+
+/// One connection's authentication state: the team it is bound to, the token in use and since when,
+/// and whether it is still limited to one stream. APNs applies its token rules per connection.
+///
+/// A plain value owned by the connection's handler, so the rules are unit-tested without sockets.
+public struct ConnectionAuthState: Sendable {
+    public let certificate: CertificateIdentity?
+    private var currentToken: String?
+    private var currentVerified: VerifiedProviderToken?
+    /// When the current token was first used, in milliseconds since the epoch.
+    private var currentSince: Int64 = 0
+    private var firstKey: VerifiedProviderToken?
+    private var poisoned = false
+    /// Still limited to one stream until a request with a valid token arrives.
+    public private(set) var isStreamGated: Bool
+
+    public init(certificate: CertificateIdentity?, mode: AuthenticationMode) {
+        self.certificate = certificate
+        switch mode {
+        case .token: isStreamGated = true
+        case .either: isStreamGated = certificate == nil
+        case .certificate, .none: isStreamGated = false
+        }
+    }
+
+    public mutating func authenticate(
+        authorization: String?,
+        policy: AuthenticationPolicy,
+        environment: APNsEnvironment,
+        nowMilliseconds: Int64
+    ) -> AuthenticationOutcome {
+        switch policy.mode {
+        case .none:
+            return AuthenticationOutcome(record: .none)
+        case .certificate:
+            guard let certificate else { return AuthenticationOutcome(record: .missing, rejection: .missingProviderToken) }
+            return authenticate(certificate: certificate, environment: environment)
+        case .either:
+            if let certificate { return authenticate(certificate: certificate, environment: environment) }
+            return authenticateToken(authorization, policy: policy, environment: environment, now: nowMilliseconds)
+        case .token:
+            return authenticateToken(authorization, policy: policy, environment: environment, now: nowMilliseconds)
+        }
+    }
+
+    private func authenticate(certificate: CertificateIdentity, environment: APNsEnvironment) -> AuthenticationOutcome {
+        var outcome = AuthenticationOutcome(
+            record: .certificate(subject: certificate.subject, topics: certificate.topics),
+            allowedTopics: .exactly(certificate.topics)
+        )
+        if !certificate.environments.contains(environment) {
+            outcome.wrongCertificateEnvironment = true
+            return outcome
+        }
+        // A single-topic certificate's topic is the default (Apple's legacy rule); a multi-topic one needs apns-topic.
+        if certificate.topics.count == 1 { outcome.defaultTopic = certificate.topics[0] }
+        return outcome
+    }
+
+    private mutating func authenticateToken(
+        _ authorization: String?,
+        policy: AuthenticationPolicy,
+        environment: APNsEnvironment,
+        now: Int64
+    ) -> AuthenticationOutcome {
+        func reject(_ reason: Reason, _ record: AuthenticationRecord) -> AuthenticationOutcome {
+            AuthenticationOutcome(record: record, rejection: reason)
+        }
+        guard let authorization, !authorization.isEmpty else { return reject(.missingProviderToken, .missing) }
+        guard let jwt = Self.bearerToken(authorization) else {
+            return reject(
+                .invalidProviderToken,
+                .token(keyID: nil, teamID: nil, issuedAt: nil, signatureVerified: false, error: "authorization is not 'bearer <JWT>'")
+            )
+        }
+
+        let verified: VerifiedProviderToken
+        if jwt == currentToken, let currentVerified {
+            verified = currentVerified
+        } else {
+            switch policy.verifier.verify(jwt) {
+            case .success(let token): verified = token
+            case .failure(.invalid(let detail)):
+                let claimed = try? ProviderToken(jwt)
+                return reject(
+                    .invalidProviderToken,
+                    .token(keyID: claimed?.keyID, teamID: claimed?.issuer, issuedAt: claimed?.issuedAt, signatureVerified: false, error: detail)
+                )
+            }
+        }
+        func record(_ error: String? = nil) -> AuthenticationRecord {
+            .token(
+                keyID: verified.keyID,
+                teamID: verified.teamID,
+                issuedAt: verified.token.issuedAt,
+                signatureVerified: verified.signatureVerified,
+                error: error
+            )
+        }
+
+        if poisoned { return reject(.expiredProviderToken, record("an earlier token on this connection expired")) }
+        let nowSeconds = now / 1000
+        let age = nowSeconds - verified.token.issuedAt
+        if age > policy.tokenLifetimeSeconds {
+            poisoned = policy.expiredTokenPoisonsConnection
+            return reject(.expiredProviderToken, record("iat is \(age) s old, more than \(policy.tokenLifetimeSeconds) s"))
+        }
+        if -age > policy.clockSkewSeconds {
+            return reject(.invalidProviderToken, record("iat is \(-age) s in the future (allowed clock skew \(policy.clockSkewSeconds) s)"))
+        }
+        if let key = verified.key, let keyEnvironment = key.environment, keyEnvironment != environment {
+            return reject(policy.environmentKeyReason, record("key '\(key.keyID)' is for \(keyEnvironment.rawValue)"))
+        }
+
+        if jwt != currentToken {
+            if let first = firstKey {
+                if verified.teamID != first.teamID {
+                    // Apple does not document this reason; Pushy's mock, the most faithful so far, uses it.
+                    return reject(.invalidProviderToken, record("this connection is bound to team '\(first.teamID)'"))
+                }
+                if !Self.keysMayShareConnection(first: first, next: verified) {
+                    return reject(.unrelatedKeyIdInToken, record("key '\(verified.keyID)' is unrelated to '\(first.keyID)', the first key on this connection"))
+                }
+            }
+            if currentToken != nil, now - currentSince < policy.minimumRefreshSeconds * 1000 {
+                let seconds = (now - currentSince) / 1000
+                return reject(
+                    .tooManyProviderTokenUpdates,
+                    record("a new token \(seconds) s after the last switch; at most one per \(policy.minimumRefreshSeconds) s")
+                )
+            }
+            if firstKey == nil { firstKey = verified }
+            currentToken = jwt
+            currentVerified = verified
+            currentSince = now
+        }
+
+        var outcome = AuthenticationOutcome(record: record())
+        if let topics = verified.key?.topics { outcome.allowedTopics = .bundles(topics) }
+        if isStreamGated {
+            isStreamGated = false
+            outcome.raiseStreamLimit = true
+        }
+        return outcome
+    }
+
+    /// Apple's key-mixing rules: after a team-scoped key, no topic-specific key and no team key of the other
+    /// environment; after a topic-specific key, no other key.
+    static func keysMayShareConnection(first: VerifiedProviderToken, next: VerifiedProviderToken) -> Bool {
+        if first.keyID == next.keyID { return true }
+        let firstKey = first.key
+        let nextKey = next.key
+        if firstKey?.isTopicSpecific ?? false { return false }
+        if nextKey?.isTopicSpecific ?? false { return false }
+        if let a = firstKey?.environment, let b = nextKey?.environment, a != b { return false }
+        return true
+    }
+
+    /// `bearer <jwt>`; the scheme's case is not checked (HTTP auth schemes are case-insensitive, and Apple's is undocumented).
+    static func bearerToken(_ authorization: String) -> String? {
+        let trimmed = authorization.trimmingPrefixSpaces()
+        guard trimmed.count > 7, trimmed.prefix(7).lowercased() == "bearer " else { return nil }
+        let token = trimmed.dropFirst(7).trimmingPrefixSpaces()
+        return token.isEmpty ? nil : String(token)
+    }
+}
+
+extension StringProtocol {
+    fileprivate func trimmingPrefixSpaces() -> SubSequence {
+        self[(firstIndex(where: { $0 != " " }) ?? endIndex)...]
+    }
+}

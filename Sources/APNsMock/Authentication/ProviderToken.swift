@@ -1,0 +1,80 @@
+import Foundation
+
+/// A provider token (JWT) taken apart, before its signature is checked.
+///
+/// Parsing is as lenient as APNs: header and claims may be pretty-printed JSON with extra members
+/// (APNSwift adds a `kid` claim), `iat` may be a number or a string of digits, and the signature may be
+/// JOSE's raw `r‖s` or DER (Apple's own command-line recipe makes DER).
+public struct ProviderToken: Sendable, Equatable {
+    public var algorithm: String?
+    public var keyID: String
+    public var issuer: String
+    /// Seconds since the epoch.
+    public var issuedAt: Int64
+    /// `header.claims`, the bytes the signature covers.
+    public var signingInput: [UInt8]
+    public var signature: [UInt8]
+
+    /// Why a token could not even be read.
+    public struct Malformed: Error, Equatable, CustomStringConvertible {
+        public var detail: String
+        public var description: String { detail }
+    }
+
+    public init(_ token: String) throws(Malformed) {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { throw Malformed(detail: "a JWT has three dot-separated parts, this has \(parts.count)") }
+        guard let headerBytes = Base64URL.decode(parts[0]),
+            let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any]
+        else { throw Malformed(detail: "the JWT header is not base64url-encoded JSON") }
+        guard let claimBytes = Base64URL.decode(parts[1]),
+            let claims = (try? JSONSerialization.jsonObject(with: Data(claimBytes))) as? [String: Any]
+        else { throw Malformed(detail: "the JWT claims are not base64url-encoded JSON") }
+        guard let signature = Base64URL.decode(parts[2]), !signature.isEmpty else {
+            throw Malformed(detail: "the JWT signature is missing or not base64url")
+        }
+        guard let keyID = header["kid"] as? String, !keyID.isEmpty else {
+            throw Malformed(detail: "the JWT header has no kid (key id)")
+        }
+        guard let issuer = claims["iss"] as? String, !issuer.isEmpty else {
+            throw Malformed(detail: "the JWT claims have no iss (team id)")
+        }
+        guard let issuedAt = Self.seconds(claims["iat"]) else {
+            throw Malformed(detail: "the JWT claims have no iat (issued-at seconds), or it is not a number")
+        }
+        self.algorithm = header["alg"] as? String
+        self.keyID = keyID
+        self.issuer = issuer
+        self.issuedAt = issuedAt
+        self.signingInput = Array((parts[0] + "." + parts[1]).utf8)
+        self.signature = signature
+    }
+
+    private static func seconds(_ value: Any?) -> Int64? {
+        switch value {
+        case let number as NSNumber:
+            return number.int64Value
+        case let text as String:
+            return Int64(text.trimmingCharacters(in: .whitespaces))
+        default:
+            return nil
+        }
+    }
+}
+
+/// Base64url without padding, as JWTs use it (padding tolerated).
+enum Base64URL {
+    static func decode<S: StringProtocol>(_ text: S) -> [UInt8]? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 = base64.trimmingCharacters(in: CharacterSet(charactersIn: "="))
+        while base64.count % 4 != 0 { base64.append("=") }
+        return Data(base64Encoded: base64).map(Array.init)
+    }
+
+    static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}

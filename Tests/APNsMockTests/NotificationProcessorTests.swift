@@ -1,0 +1,192 @@
+import Testing
+
+@testable import APNsMock
+
+private let token = "00fc13adff785122b4ad28809a3420982341241421348097878e577c991de8f0"
+private let fixedNow: Int64 = 1_700_000_000_123
+
+private func makeRequest(path: String = "/3/device/" + token, extra: [(String, String)] = []) -> APNsRequest {
+    APNsRequest(
+        method: "POST",
+        path: path,
+        headers: ([("apns-topic", "com.example.MyApp")] + extra).map { HeaderField(name: $0.0, value: $0.1) },
+        payload: Array(#"{"aps":{"alert":"Hello"}}"#.utf8)
+    )
+}
+
+private func makeProcessor(
+    environment: APNsEnvironment = .development,
+    policy: ValidationPolicy = ValidationPolicy()
+) -> NotificationProcessor {
+    NotificationProcessor(
+        validator: RequestValidator(policy: policy),
+        environment: environment,
+        store: NotificationStore(),
+        now: { fixedNow }
+    )
+}
+
+private func isUpperCaseUUID(_ id: String) -> Bool {
+    RequestValidator.isCanonicalUUID(id) && id == id.uppercased()
+}
+
+private func isLowerCaseUUID(_ id: String) -> Bool {
+    RequestValidator.isCanonicalUUID(id) && id == id.lowercased()
+}
+
+@Suite("NotificationProcessor")
+struct NotificationProcessorTests {
+    private func process(
+        _ request: APNsRequest,
+        with processor: NotificationProcessor = makeProcessor(),
+        streamID: Int32 = 1,
+        connection: ConnectionInfo = ConnectionInfo(id: 1)
+    ) throws -> APNsResponse {
+        var ids = APNsIDGenerator()
+        var auth = processor.makeAuthState(certificate: nil)
+        let decision = processor.process(request, streamID: streamID, connection: connection, auth: &auth, ids: &ids)
+        return try #require(decision.response)
+    }
+
+    // MARK: apns-id
+
+    @Test func echoesLowerCaseApnsIDExactly() throws {
+        let sent = "eabeae54-14a8-11e5-b60b-1697f925ec7b"
+        #expect(try process(makeRequest(extra: [("apns-id", sent)])).apnsID == sent)
+    }
+
+    @Test func echoesUpperCaseApnsIDExactly() throws {
+        let sent = "07C0F2E2-7CE0-71EC-D0D6-E7089220F778"
+        #expect(try process(makeRequest(extra: [("apns-id", sent)])).apnsID == sent)
+    }
+
+    @Test func echoesValidApnsIDOnRejectedRequest() throws {
+        let sent = "eabeae54-14a8-11e5-b60b-1697f925ec7b"
+        let response = try process(makeRequest(path: "/3/device/nothex", extra: [("apns-id", sent)]))
+        #expect(response.reason == .badDeviceToken)
+        #expect(response.apnsID == sent)
+    }
+
+    @Test func generatesUpperCaseApnsIDWhenAbsent() throws {
+        let response = try process(makeRequest())
+        #expect(isUpperCaseUUID(response.apnsID), "\(response.apnsID)")
+    }
+
+    @Test func generatesUpperCaseApnsIDWhenInvalid() throws {
+        let response = try process(makeRequest(extra: [("apns-id", "not-a-uuid")]))
+        #expect(response.reason == .badMessageId)
+        #expect(response.apnsID != "not-a-uuid")
+        #expect(isUpperCaseUUID(response.apnsID), "\(response.apnsID)")
+    }
+
+    @Test func generatesADifferentApnsIDForEachRequest() throws {
+        let processor = makeProcessor()
+        var ids = APNsIDGenerator()
+        var auth = processor.makeAuthState(certificate: nil)
+        let connection = ConnectionInfo(id: 1)
+        let first = processor.process(makeRequest(), streamID: 1, connection: connection, auth: &auth, ids: &ids)
+        let second = processor.process(makeRequest(), streamID: 3, connection: connection, auth: &auth, ids: &ids)
+        let firstID = try #require(first.response?.apnsID)
+        let secondID = try #require(second.response?.apnsID)
+        #expect(firstID != secondID)
+    }
+
+    // MARK: apns-unique-id
+
+    @Test func sendsLowerCaseUniqueIDInDevelopment() throws {
+        let response = try process(makeRequest(), with: makeProcessor(environment: .development))
+        let uniqueID = try #require(response.uniqueID)
+        #expect(isLowerCaseUUID(uniqueID), "\(uniqueID)")
+        #expect(uniqueID.uppercased() != response.apnsID)
+    }
+
+    @Test func sendsUniqueIDInDevelopmentEvenOnRejection() throws {
+        let response = try process(makeRequest(path: "/3/device/"), with: makeProcessor(environment: .development))
+        #expect(response.status == 400)
+        #expect(response.uniqueID != nil)
+    }
+
+    @Test func sendsNoUniqueIDInProduction() throws {
+        let processor = makeProcessor(environment: .production)
+        #expect(try process(makeRequest(), with: processor).uniqueID == nil)
+        #expect(try process(makeRequest(path: "/3/device/"), with: processor).uniqueID == nil)
+    }
+
+    // MARK: Status, reason, timestamp
+
+    @Test func answersAcceptedRequestWith200AndNoReason() throws {
+        let response = try process(makeRequest())
+        #expect(response.status == 200)
+        #expect(response.reason == nil)
+        #expect(response.body == nil)
+    }
+
+    @Test func answersRejectedRequestWithTheReasonsStatus() throws {
+        let response = try process(makeRequest(path: "/4/device/x"))
+        #expect(response.status == 404)
+        #expect(response.reason == .badPath)
+        #expect(response.body == #"{"reason":"BadPath"}"#)
+    }
+
+    @Test func setsNoTimestampOnNon410Answers() throws {
+        #expect(try process(makeRequest()).timestamp == nil)
+        #expect(try process(makeRequest(extra: [("apns-priority", "7")])).timestamp == nil)
+        #expect(try process(makeRequest(path: "/4/")).timestamp == nil)
+    }
+
+    @Test func answersOversizedHeaderListWith431AndNoReason() throws {
+        var request = makeRequest()
+        request.headerListTooLarge = true
+        let response = try process(request)
+        #expect(response.status == 431)
+        #expect(response.reason == nil)
+        #expect(response.body == nil)
+    }
+
+    @Test func appliesTheValidatorsPolicy() throws {
+        let processor = makeProcessor(policy: ValidationPolicy(requireTopic: false))
+        let request = APNsRequest(method: "POST", path: "/3/device/" + token, payload: Array("{}".utf8))
+        #expect(try process(request, with: processor).status == 200)
+        #expect(try process(request).reason == .missingTopic)
+    }
+
+    // MARK: Recording
+
+    @Test func recordsEachRequestWithItsResponse() throws {
+        let processor = makeProcessor()
+        let request = makeRequest(extra: [("apns-priority", "7")])
+        let response = try process(request, with: processor, streamID: 5, connection: ConnectionInfo(id: 42))
+        let recorded = try #require(processor.store.list().notifications.first)
+        #expect(processor.store.list().total == 1)
+        #expect(recorded.request == request)
+        #expect(recorded.response == response)
+        #expect(recorded.streamID == 5)
+        #expect(recorded.connectionID == 42)
+        #expect(recorded.receivedAt == fixedNow)
+        #expect(recorded.sequence == 1)
+    }
+
+    @Test func recordsRequestsInTheOrderProcessed() throws {
+        let processor = makeProcessor()
+        for streamID in [1, 3, 5] as [Int32] {
+            _ = try process(makeRequest(), with: processor, streamID: streamID)
+        }
+        #expect(processor.store.list().notifications.map(\.streamID) == [1, 3, 5])
+        #expect(processor.store.statistics().byStatus == [200: 3])
+    }
+
+    @Test func recordsAbandonedRequestWithoutResponse() throws {
+        let processor = makeProcessor()
+        let request = makeRequest()
+        processor.recordAbandoned(request, streamID: 9, connection: ConnectionInfo(id: 3), because: "stream reset by client")
+        let recorded = try #require(processor.store.list().notifications.first)
+        #expect(recorded.response == nil)
+        #expect(recorded.abandonedBecause == "stream reset by client")
+        #expect(recorded.request == request)
+        #expect(recorded.streamID == 9)
+        #expect(recorded.connectionID == 3)
+        #expect(recorded.receivedAt == fixedNow)
+        #expect(processor.store.statistics().abandoned == 1)
+        #expect(processor.store.statistics().byStatus.isEmpty)
+    }
+}

@@ -1,0 +1,1003 @@
+#!/usr/bin/env python3
+"""Benchmarks apns-mock against nginx and nghttpd with h2load (Python 3 standard library only).
+
+Called by `bench/run`, which installs the tools and builds apns-mock first; see bench/README.md.
+Every server this script starts runs in its own process group on 127.0.0.1 and is killed when the script
+exits (normally, on an exception, on SIGINT/SIGTERM, and through PR_SET_PDEATHSIG if the script is killed hard).
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import ctypes
+import datetime
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+CERTS = ROOT / "Certs"
+DEVICE_TOKEN = "5f3c2a9e8b7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a3928170615243b"
+TOPIC = "com.example.app"
+HEADERS = [f"apns-topic: {TOPIC}", "apns-push-type: alert"]
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+LOOPBACK = "127.0.0.1"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Small helpers
+
+
+def log(message: str) -> None:
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+class HarnessError(Exception):
+    """The harness itself broke (a server did not start, h2load failed, the recorder disagrees)."""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((LOOPBACK, 0))
+        return s.getsockname()[1]
+
+
+def port_open(port: int) -> bool:
+    try:
+        with socket.create_connection((LOOPBACK, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _die_with_parent() -> None:
+    """preexec_fn: the child gets SIGKILL when this script dies, even by SIGKILL."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+def percentile(sorted_values: list[int], fraction: float) -> float | None:
+    """Nearest-rank percentile of already sorted values."""
+    if not sorted_values:
+        return None
+    rank = max(1, int(-(-fraction * len(sorted_values) // 1)))  # ceil
+    return float(sorted_values[min(rank, len(sorted_values)) - 1])
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def read_proc_status(pid: int) -> dict[str, int]:
+    result = {}
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(("VmHWM:", "VmRSS:")):
+                    key, value = line.split(":", 1)
+                    result[key] = int(value.split()[0])  # kB
+    except OSError:
+        pass
+    return result
+
+
+def cpu_ticks(pid: int) -> int:
+    """utime + stime of one process, in clock ticks."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            data = f.read()
+    except OSError:
+        return 0
+    fields = data[data.rindex(")") + 2 :].split()
+    return int(fields[11]) + int(fields[12])  # fields 14 and 15 of stat(5), counted after "pid (comm)"
+
+
+def descendants(root: int) -> list[int]:
+    """root and every process below it (nginx: master and worker)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                data = f.read()
+        except OSError:
+            continue
+        ppid = int(data[data.rindex(")") + 2 :].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    found, stack = [], [root]
+    while stack:
+        pid = stack.pop()
+        found.append(pid)
+        stack.extend(children.get(pid, []))
+    return found
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Servers
+
+
+def note_process_group(pgid: int) -> None:
+    """bench/run's trap kills these groups too, in case this script itself is killed with SIGKILL."""
+    path = os.environ.get("BENCH_PGID_FILE")
+    if path:
+        with open(path, "a") as f:
+            f.write(f"{pgid}\n")
+
+STARTED: list["Server"] = []
+
+
+class Server:
+    name = "server"
+
+    def __init__(self, workdir: Path, pin: str | None):
+        self.workdir = workdir
+        self.pin = pin
+        self.proc: subprocess.Popen | None = None
+        self.port = 0
+        self.log_path = workdir / f"{self.name}.log"
+
+    # Subclasses: command() and wait_ready().
+    def command(self) -> list[str]:
+        raise NotImplementedError
+
+    def url(self) -> str:
+        return f"https://{LOOPBACK}:{self.port}/3/device/{DEVICE_TOKEN}"
+
+    def start(self) -> None:
+        last_error = None
+        for _attempt in range(3):  # a free port can be taken between probing and binding
+            self.port = free_port()
+            cmd = self.command()
+            if self.pin:
+                cmd = ["taskset", "-c", self.pin] + cmd
+            log_file = open(self.log_path, "ab")
+            self.proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                cwd=self.workdir,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
+            )
+            log_file.close()
+            STARTED.append(self)
+            note_process_group(self.proc.pid)
+            try:
+                self.wait_ready(deadline=time.monotonic() + 30)
+                return
+            except HarnessError as error:
+                last_error = error
+                self.stop()
+        raise HarnessError(f"{self.name} did not start: {last_error}\n--- {self.log_path} ---\n{self.log_tail()}")
+
+    def wait_ready(self, deadline: float) -> None:
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise HarnessError(f"{self.name} exited with status {self.proc.returncode}")
+            if port_open(self.port):
+                return
+            time.sleep(0.05)
+        raise HarnessError(f"{self.name} is not listening on port {self.port} after 30 s")
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        proc, self.proc = self.proc, None
+        if self in STARTED:
+            STARTED.remove(self)
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)  # our own process group (start_new_session)
+            except ProcessLookupError:
+                pass
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                proc.wait(timeout=5)
+        # A worker that outlived its master (should not happen) still carries our process group id.
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def pids(self) -> list[int]:
+        return descendants(self.proc.pid) if self.proc else []
+
+    def cpu_seconds(self) -> float:
+        return sum(cpu_ticks(pid) for pid in self.pids()) / CLK_TCK
+
+    def memory_kb(self) -> dict[str, int]:
+        """VmRSS and VmHWM summed over the process tree (nginx: master + worker)."""
+        total = {"VmRSS": 0, "VmHWM": 0}
+        for pid in self.pids():
+            for key, value in read_proc_status(pid).items():
+                total[key] += value
+        return total
+
+    # Only apns-mock records; the references have nothing to check or clear.
+    def clear(self) -> None:
+        pass
+
+
+class ApnsMock(Server):
+    name = "apns-mock"
+
+    def __init__(self, workdir, pin, binary: str, threads: int, max_recorded: int, extra_args: list[str]):
+        super().__init__(workdir, pin)
+        self.binary = binary
+        self.threads = threads
+        self.max_recorded = max_recorded
+        self.extra_args = extra_args
+        self.admin_port = 0
+
+    def command(self):
+        # Port 0 for both: the listening line tells which ports the kernel picked.
+        return [
+            self.binary,
+            "--host", LOOPBACK, "--port", "0",
+            "--admin-host", LOOPBACK, "--admin-port", "0",
+            "--threads", str(self.threads),
+            "--max-recorded", str(self.max_recorded),
+            "--certs-dir", str(CERTS),
+        ] + self.extra_args
+
+    def wait_ready(self, deadline):
+        offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise HarnessError(f"apns-mock exited with status {self.proc.returncode}")
+            text = self.log_path.read_text(errors="replace")[offset:] if self.log_path.exists() else ""
+            provider = re.search(r"provider=https://[^\s:]+:(\d+)", text)
+            admin = re.search(r"admin=http://[^\s:]+:(\d+)", text)
+            if provider and admin:
+                self.port, self.admin_port = int(provider.group(1)), int(admin.group(1))
+                self.stats()  # the admin API answers
+                return
+            time.sleep(0.05)
+        raise HarnessError("apns-mock did not log 'apns-mock listening … provider=… admin=…' within 30 s")
+
+    def start(self):
+        # apns-mock binds port 0 itself: one attempt, no port race.
+        self.port = 0
+        cmd = self.command()
+        if self.pin:
+            cmd = ["taskset", "-c", self.pin] + cmd
+        log_file = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT, cwd=self.workdir,
+            start_new_session=True, preexec_fn=_die_with_parent,
+        )
+        log_file.close()
+        STARTED.append(self)
+        note_process_group(self.proc.pid)
+        try:
+            self.wait_ready(deadline=time.monotonic() + 30)
+        except HarnessError as error:
+            self.stop()
+            raise HarnessError(f"apns-mock did not start: {error}\n--- {self.log_path} ---\n{self.log_tail()}")
+
+    def admin(self, method: str, path: str) -> dict:
+        request = urllib.request.Request(f"http://{LOOPBACK}:{self.admin_port}{path}", method=method)
+        with urllib.request.urlopen(request, timeout=15) as response:
+            return json.loads(response.read() or b"{}")
+
+    def stats(self) -> dict:
+        return self.admin("GET", "/admin/stats")
+
+    def clear(self):
+        self.admin("DELETE", "/admin/notifications")
+        stored = self.stats()["recorder"]["stored"]
+        if stored != 0:
+            raise HarnessError(f"DELETE /admin/notifications left {stored} recordings")
+
+    def wait_recorded(self, expected: int, timeout: float = 10.0) -> dict:
+        """The recorder may be fed asynchronously: wait until it holds `expected`, or give up and return."""
+        deadline = time.monotonic() + timeout
+        while True:
+            stats = self.stats()
+            if stats["recorder"]["stored"] == expected or time.monotonic() > deadline:
+                return stats
+            time.sleep(0.05)
+
+
+class Nginx(Server):
+    name = "nginx"
+
+    def command(self):
+        prefix = self.workdir / "nginx"
+        prefix.mkdir(exist_ok=True)
+        # As root, nginx would switch its worker to `nobody`; keep it as the invoking user so the temporary
+        # files inside the prefix stay writable. As non-root, the `user` directive is ignored with a warning,
+        # so it is left out.
+        user_line = "user root;" if os.geteuid() == 0 else "# (not root: workers run as the invoking user)"
+        text = (BENCH_DIR / "nginx.conf.template").read_text()
+        for key, value in {
+            "@USER_LINE@": user_line,
+            "@PREFIX@": str(prefix),
+            "@PORT@": str(self.port),
+            "@CERT@": str(CERTS / "server.pem"),
+            "@KEY@": str(CERTS / "server-key.pem"),
+        }.items():
+            text = text.replace(key, value)
+        conf = prefix / "nginx.conf"
+        conf.write_text(text)
+        return ["nginx", "-p", f"{prefix}/", "-c", str(conf), "-e", str(prefix / "error.log")]
+
+    def log_tail(self, lines=30):
+        tail = super().log_tail(lines)
+        error_log = self.workdir / "nginx" / "error.log"
+        if error_log.exists():
+            tail += "\n--- error.log ---\n" + "\n".join(error_log.read_text(errors="replace").splitlines()[-lines:])
+        return tail
+
+
+class Nghttpd(Server):
+    name = "nghttpd"
+
+    def command(self):
+        # nghttpd serves files: an empty file at the request path. A POST to a static file is answered 200
+        # with the (empty) file and the uploaded body is read and dropped (checked with nghttp2 1.52).
+        docroot = self.workdir / "nghttpd-htdocs"
+        (docroot / "3" / "device").mkdir(parents=True, exist_ok=True)
+        (docroot / "3" / "device" / DEVICE_TOKEN).touch()
+        return [
+            "nghttpd", "--workers=1", f"--address={LOOPBACK}", f"--htdocs={docroot}",
+            str(self.port), str(CERTS / "server-key.pem"), str(CERTS / "server.pem"),
+        ]
+
+
+def cleanup_servers() -> None:
+    for server in list(STARTED):
+        try:
+            server.stop()
+        except Exception as error:  # keep stopping the others
+            log(f"stopping {server.name}: {error}")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# h2load
+
+UNIT_US = {"us": 1.0, "ms": 1000.0, "s": 1_000_000.0}
+
+
+def parse_duration_us(text: str) -> float | None:
+    match = re.fullmatch(r"([\d.]+)(us|ms|s)", text.strip())
+    return float(match.group(1)) * UNIT_US[match.group(2)] if match else None
+
+
+def parse_h2load(output: str) -> dict:
+    result: dict = {}
+    if m := re.search(r"finished in ([\d.]+)(us|ms|s), ([\d.]+) req/s", output):
+        result["seconds"] = float(m.group(1)) * UNIT_US[m.group(2)] / 1e6
+        result["req_per_s"] = float(m.group(3))
+    if m := re.search(
+        r"requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout",
+        output,
+    ):
+        for key, value in zip(["total", "started", "done", "succeeded", "failed", "errored", "timeout"], m.groups()):
+            result[key] = int(value)
+    if m := re.search(r"status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", output):
+        result["status"] = dict(zip(["2xx", "3xx", "4xx", "5xx"], map(int, m.groups())))
+    if m := re.search(r"time for request:\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)", output):
+        result["time_for_request_us"] = dict(zip(["min", "max", "mean", "sd"], map(parse_duration_us, m.groups())))
+    return result
+
+
+@dataclass
+class Workload:
+    key: str
+    label: str
+    clients: int
+    streams: int
+    requests: int
+    extra_headers: list[str] = field(default_factory=list)
+    # apns-mock flags for this workload instead of the run's defaults (the token variant turns auth on).
+    apns_mock_args: list[str] | None = None
+
+    @property
+    def shape(self) -> str:
+        return f"-c {self.clients} -m {self.streams}"
+
+
+def run_h2load(args, server: Server, workload: Workload, body: Path, workdir: Path, requests: int | None = None,
+               keep_log: bool = True) -> dict:
+    requests = requests or workload.requests
+    log_file = workdir / "h2load-latency.log"
+    if log_file.exists():
+        log_file.unlink()
+    cmd = [
+        "h2load", "-n", str(requests), "-c", str(workload.clients), "-m", str(workload.streams), "-t", "1",
+        "-d", str(body),
+    ]
+    for header in HEADERS + workload.extra_headers:
+        cmd += ["-H", header]
+    if keep_log:
+        cmd += ["--log-file", str(log_file)]
+    cmd.append(server.url())
+    if args.pin:
+        cmd = ["taskset", "-c", args.client_cpu] + cmd
+    # Bounded: generous for the slowest server we have seen (about 5k req/s at -c 1 -m 1 on a busy machine).
+    timeout = 60 + requests / 2000
+    try:
+        completed = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise HarnessError(f"h2load against {server.name} ({workload.shape}, -n {requests}) did not finish in {timeout:.0f} s")
+    result = parse_h2load(completed.stdout)
+    if "done" not in result or "req_per_s" not in result:
+        raise HarnessError(
+            f"h2load against {server.name} printed no result (exit {completed.returncode}):\n"
+            f"{completed.stdout[-2000:]}\n{completed.stderr[-2000:]}"
+        )
+    result["requested"] = requests
+    if keep_log and log_file.exists():
+        latencies, statuses = [], {}
+        with open(log_file) as f:
+            for line in f:
+                parts = line.split("\t")
+                if len(parts) >= 3:
+                    statuses[parts[1]] = statuses.get(parts[1], 0) + 1
+                    latencies.append(int(parts[2]))
+        latencies.sort()
+        result["p50_us"] = percentile(latencies, 0.50)
+        result["p90_us"] = percentile(latencies, 0.90)
+        result["p99_us"] = percentile(latencies, 0.99)
+        result["p999_us"] = percentile(latencies, 0.999)
+        result["status_codes"] = statuses  # exact codes from the log (h2load's summary only has classes)
+        log_file.unlink()
+    return result
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The benchmark proper
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.workdir = Path(tempfile.mkdtemp(prefix="apns-mock-bench-"))
+        self.body = self.workdir / "payload.json"
+        self.body.write_bytes(make_payload(200))
+        self.problems: list[str] = []
+        self.available = {
+            "apns-mock": True,
+            "nginx": shutil.which("nginx") is not None,
+            "nghttpd": shutil.which("nghttpd") is not None,
+        }
+        for name, ok in self.available.items():
+            if not ok:
+                log(f"{name} is not installed: it is left out of this run")
+        self.server_pin = args.server_cpus if args.pin else None
+        # Validation and recording stay on (the defaults). Authentication, where the build has it, is off for the
+        # plain workloads: they send no credentials. The token variant turns it on.
+        self.auth_flag = serve_has_flag(args.binary, "--auth")
+        self.default_apns_mock_args = ["--auth", "none"] if self.auth_flag else []
+
+    def make_server(self, name: str, max_recorded: int, apns_mock_args: list[str] | None = None) -> Server:
+        if name == "apns-mock":
+            flags = self.default_apns_mock_args if apns_mock_args is None else apns_mock_args
+            return ApnsMock(self.workdir, self.server_pin, self.args.binary, self.args.threads, max_recorded,
+                            flags + self.args.server_arg)
+        if name == "nginx":
+            return Nginx(self.workdir, self.server_pin)
+        return Nghttpd(self.workdir, self.server_pin)
+
+    def problem(self, message: str) -> None:
+        log(f"PROBLEM: {message}")
+        self.problems.append(message)
+
+    def check_round(self, server: Server, workload: Workload, result: dict, stats: dict | None) -> None:
+        """What makes the harness (not the speed) wrong: failed requests, and the recorder disagreeing."""
+        requested = result["requested"]
+        if server.name == "apns-mock":
+            if result["succeeded"] != requested or result.get("status", {}).get("2xx") != requested:
+                self.problem(
+                    f"apns-mock {workload.shape}: {result['succeeded']} of {requested} succeeded "
+                    f"({result['failed']} failed, {result['errored']} errored, status {result.get('status')}, "
+                    f"codes {result.get('status_codes')})"
+                )
+            if stats is not None:
+                accepted = result.get("status", {}).get("2xx", 0)
+                stored = stats["recorder"]["stored"]
+                by_200 = stats.get("byStatus", {}).get("200", 0)
+                if stored != accepted or by_200 != accepted or stats.get("received") != result["done"]:
+                    self.problem(
+                        f"apns-mock {workload.shape}: recorder holds {stored} (byStatus 200: {by_200}, received "
+                        f"{stats.get('received')}) but h2load counted {accepted} 2xx of {result['done']} done"
+                    )
+        elif result["succeeded"] == 0 or result["failed"] + result["errored"] > 0:
+            self.problem(
+                f"{server.name} {workload.shape}: {result['succeeded']} of {requested} succeeded "
+                f"({result['failed']} failed, {result['errored']} errored)"
+            )
+
+    def run_workloads(self, workloads: list[Workload], rounds: int, servers: list[str]) -> list[dict]:
+        """For each workload: fresh servers (so peak RSS is that workload's), a warm-up, then `rounds` rounds
+        that visit the servers in turn (interleaved, so a noisy moment hurts every server alike)."""
+        summaries = []
+        for workload in workloads:
+            max_recorded = max(workload.requests, 10_000) + 1000
+            running: list[Server] = []
+            try:
+                for name in servers:
+                    server = self.make_server(name, max_recorded, workload.apns_mock_args)
+                    server.start()
+                    running.append(server)
+                for server in running:
+                    warm = max(workload.clients, min(5000, workload.requests // 4))
+                    run_h2load(self.args, server, workload, self.body, self.workdir, requests=warm, keep_log=False)
+                    server.clear()
+                per_server: dict[str, list[dict]] = {s.name: [] for s in running}
+                for round_index in range(rounds):
+                    for server in running:
+                        cpu_before = server.cpu_seconds()
+                        result = run_h2load(self.args, server, workload, self.body, self.workdir)
+                        cpu = server.cpu_seconds() - cpu_before
+                        result["server_cpu_s"] = round(cpu, 3)
+                        result["cpu_s_per_100k"] = round(cpu / result["done"] * 100_000, 3) if result["done"] else None
+                        stats = None
+                        if isinstance(server, ApnsMock):
+                            stats = server.wait_recorded(result.get("status", {}).get("2xx", 0))
+                            result["recorder_stored"] = stats["recorder"]["stored"]
+                            result["recorder_received"] = stats.get("received")
+                        self.check_round(server, workload, result, stats)
+                        server.clear()
+                        result["round"] = round_index + 1
+                        per_server[server.name].append(result)
+                        log(
+                            f"{workload.key:<12} {server.name:<9} round {round_index + 1}/{rounds}: "
+                            f"{result['req_per_s']:>10,.0f} req/s  p99 {fmt_ms(result.get('p99_us'))} ms  "
+                            f"{result['succeeded']}/{result['requested']} ok"
+                        )
+                for server in running:
+                    memory = server.memory_kb()
+                    rounds_data = per_server[server.name]
+                    summaries.append({
+                        "workload": workload.key,
+                        "label": workload.label,
+                        "clients": workload.clients,
+                        "streams": workload.streams,
+                        "requests": workload.requests,
+                        "server": server.name,
+                        "req_per_s_median": median([r["req_per_s"] for r in rounds_data]),
+                        "req_per_s_min": min(r["req_per_s"] for r in rounds_data),
+                        "req_per_s_max": max(r["req_per_s"] for r in rounds_data),
+                        "p50_us_median": median([r.get("p50_us") for r in rounds_data]),
+                        "p99_us_median": median([r.get("p99_us") for r in rounds_data]),
+                        "cpu_s_per_100k_median": median([r.get("cpu_s_per_100k") for r in rounds_data]),
+                        "peak_rss_kb": memory["VmHWM"],
+                        "status_codes": merge_counts([r.get("status_codes", {}) for r in rounds_data]),
+                        "failed": sum(r["failed"] + r["errored"] for r in rounds_data),
+                        "rounds": rounds_data,
+                    })
+            finally:
+                for server in running:
+                    server.stop()
+        return summaries
+
+    def memory_check(self, checkpoints: list[int]) -> dict:
+        """Fill the recorder to each checkpoint with 200-byte pushes, RSS after each; then DELETE and compare."""
+        capacity = checkpoints[-1]
+        server = self.make_server("apns-mock", capacity)
+        fill = Workload("fill", "recorder fill", 4, 100, 0)
+        try:
+            server.start()
+            time.sleep(1.0)
+            idle = server.memory_kb()["VmRSS"]
+            log(f"memory: idle RSS {idle / 1024:.1f} MB (max-recorded {capacity:,})")
+            rows, sent = [], 0
+            for checkpoint in checkpoints:
+                count = checkpoint - sent
+                result = run_h2load(self.args, server, fill, self.body, self.workdir, requests=count, keep_log=False)
+                sent = checkpoint
+                stats = server.wait_recorded(checkpoint, timeout=30)
+                if result["succeeded"] != count or stats["recorder"]["stored"] != checkpoint:
+                    self.problem(
+                        f"memory check: after {checkpoint:,} pushes h2load counted {result['succeeded']:,} of "
+                        f"{count:,} ok and the recorder holds {stats['recorder']['stored']:,}"
+                    )
+                time.sleep(0.5)
+                memory = server.memory_kb()
+                rows.append({
+                    "recorded": stats["recorder"]["stored"],
+                    "rss_kb": memory["VmRSS"],
+                    "peak_rss_kb": memory["VmHWM"],
+                    "fill_req_per_s": result["req_per_s"],
+                    "bytes_per_record": round((memory["VmRSS"] - idle) * 1024 / checkpoint) if checkpoint else None,
+                })
+                log(f"memory: {checkpoint:>9,} recorded -> RSS {memory['VmRSS'] / 1024:.1f} MB "
+                    f"(filled at {result['req_per_s']:,.0f} req/s)")
+            server.clear()
+            # The allocator may hand freed memory back lazily: look a few times over a few seconds.
+            after = []
+            for _ in range(4):
+                time.sleep(1.0)
+                after.append(server.memory_kb()["VmRSS"])
+            after_delete = after[-1]
+            log(f"memory: after DELETE RSS {after_delete / 1024:.1f} MB (idle {idle / 1024:.1f} MB)")
+            return {
+                "idle_rss_kb": idle,
+                "checkpoints": rows,
+                "after_delete_rss_kb": after_delete,
+                "after_delete_samples_kb": after,
+                "after_delete_vs_idle": round(after_delete / idle, 3) if idle else None,
+                "payload_bytes": self.body.stat().st_size,
+            }
+        finally:
+            server.stop()
+
+
+def merge_counts(dicts: list[dict]) -> dict:
+    merged: dict = {}
+    for d in dicts:
+        for k, v in d.items():
+            merged[k] = merged.get(k, 0) + v
+    return merged
+
+
+def make_payload(size: int) -> bytes:
+    """A realistic alert payload padded to exactly `size` bytes of valid JSON."""
+    base = {"aps": {"alert": {"title": "Benchmark", "body": ""}, "badge": 1, "sound": "default"}, "id": "bench-0001"}
+    empty = len(json.dumps(base, separators=(",", ":")).encode())
+    base["aps"]["alert"]["body"] = "x" * max(0, size - empty)
+    data = json.dumps(base, separators=(",", ":")).encode()
+    assert len(data) == size, len(data)
+    return data
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Token-auth variant (HOOK: provider-token authentication does not exist yet)
+
+
+def serve_has_flag(binary: str, flag: str) -> bool:
+    try:
+        completed = subprocess.run([binary, "serve", "--help"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return re.search(rf"(^|\s){re.escape(flag)}\b", completed.stdout + completed.stderr) is not None
+
+
+def provider_token(binary: str) -> tuple[str | None, str]:
+    """HOOK(token-auth): `apns-mock token` prints a provider token (JWT, ES256) signed with the development key
+    (Certs/AuthKey_<KEYID>.p8, which the server trusts from its --certs-dir). The benchmark then adds a
+    `throughput+token` workload (-c 4 -m 100) that sends `authorization: bearer <JWT>` on every request to
+    an apns-mock started with `--auth token`. Adjust the arguments here if the command changes.
+    Returns (JWT, "") or (None, why it is skipped)."""
+    try:
+        probe = subprocess.run([binary, "token", "--help"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return None, f"`apns-mock token --help` failed: {error}"
+    if probe.returncode != 0:
+        return None, "`apns-mock token` is not a command yet"
+    if not serve_has_flag(binary, "--auth"):
+        return None, "`apns-mock serve` has no --auth flag yet"
+    completed = subprocess.run([binary, "token", "--certs-dir", str(CERTS)], capture_output=True, text=True,
+                               timeout=30)
+    lines = [line.strip() for line in completed.stdout.splitlines() if line.strip()]
+    if completed.returncode != 0 or not lines or lines[-1].count(".") != 2:
+        why = (completed.stderr.strip() or completed.stdout.strip()).splitlines()
+        return None, f"`apns-mock token --certs-dir Certs` printed no JWT ({why[-1] if why else 'no output'})"
+    return lines[-1], ""
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Output
+
+
+def fmt_ms(us) -> str:
+    return "-" if us is None else f"{us / 1000:.2f}"
+
+
+def fmt_mb(kb) -> str:
+    return "-" if kb is None else f"{kb / 1024:.1f}"
+
+
+def fmt_ratio(a, b) -> str:
+    return "-" if not a or not b else f"{a / b:.2f}x"
+
+
+def print_workload_table(summaries: list[dict]) -> None:
+    header = (f"{'workload':<17} {'h2load':<12} {'server':<10} {'req/s median':>12} {'(min-max)':>19} {'/nginx':>6} "
+              f"{'/nghttpd':>8} {'p50 ms':>7} {'p99 ms':>7} {'CPU s/100k':>10} {'peak RSS MB':>11}  status")
+    print(header)
+    print("-" * len(header))
+    by_workload: dict[str, list[dict]] = {}
+    for s in summaries:
+        by_workload.setdefault(s["workload"], []).append(s)
+    for key, rows in by_workload.items():
+        refs = {r["server"]: r["req_per_s_median"] for r in rows}
+        for i, r in enumerate(rows):
+            label = r["label"] if i == 0 else ""
+            shape = f"-c {r['clients']} -m {r['streams']}" if i == 0 else ""
+            mine = r["server"] == "apns-mock"
+            ratio_nginx = fmt_ratio(r["req_per_s_median"], refs.get("nginx")) if mine else ""
+            ratio_ngh = fmt_ratio(r["req_per_s_median"], refs.get("nghttpd")) if mine else ""
+            span = f"({r['req_per_s_min']:,.0f}-{r['req_per_s_max']:,.0f})"
+            codes = ",".join(f"{k}:{v}" for k, v in sorted(r["status_codes"].items())) or "-"
+            if r["failed"]:
+                codes += f" FAILED {r['failed']}"
+            cpu = r["cpu_s_per_100k_median"]
+            print(f"{label:<17} {shape:<12} {r['server']:<10} {r['req_per_s_median']:>12,.0f} {span:>19} "
+                  f"{ratio_nginx:>6} {ratio_ngh:>8} {fmt_ms(r['p50_us_median']):>7} {fmt_ms(r['p99_us_median']):>7} "
+                  f"{('-' if cpu is None else f'{cpu:.2f}'):>10} {fmt_mb(r['peak_rss_kb']):>11}  {codes}")
+    print()
+
+
+def print_memory(memory: dict) -> None:
+    print(f"apns-mock recorder memory ({memory['payload_bytes']}-byte payloads), idle RSS "
+          f"{fmt_mb(memory['idle_rss_kb'])} MB:")
+    print(f"{'recorded':>12} {'RSS MB':>9} {'peak RSS MB':>12} {'bytes/record':>13} {'fill req/s':>11}")
+    for row in memory["checkpoints"]:
+        print(f"{row['recorded']:>12,} {fmt_mb(row['rss_kb']):>9} {fmt_mb(row['peak_rss_kb']):>12} "
+              f"{row['bytes_per_record']:>13,} {row['fill_req_per_s']:>11,.0f}")
+    print(f"after DELETE /admin/notifications: RSS {fmt_mb(memory['after_delete_rss_kb'])} MB = "
+          f"{memory['after_delete_vs_idle']:.2f}x idle")
+    print()
+
+
+def targets(summaries: list[dict], memory: dict | None) -> list[dict]:
+    """The issue's targets, evaluated on this run (reported, never fatal)."""
+    def get(workload, server, key):
+        for s in summaries:
+            if s["workload"] == workload and s["server"] == server:
+                return s[key]
+        return None
+
+    found = []
+
+    def add(name, value, limit, ok, text):
+        found.append({"target": name, "value": value, "limit": limit, "met": ok, "text": text})
+
+    a, n, h = (get("throughput", s, "req_per_s_median") for s in ("apns-mock", "nginx", "nghttpd"))
+    if a and n:
+        add("throughput vs nginx (-c 4 -m 100)", round(a / n, 2), ">= 2.0", a / n >= 2.0, f"{a / n:.2f}x")
+    if a and h:
+        add("throughput vs nghttpd (-c 4 -m 100)", round(a / h, 2), ">= 0.5", a / h >= 0.5, f"{a / h:.2f}x")
+    pa, pn = get("latency", "apns-mock", "p99_us_median"), get("latency", "nginx", "p99_us_median")
+    if pa and pn:
+        add("p99 latency vs nginx (-c 1 -m 1)", round(pa / pn, 2), "<= 1.5", pa / pn <= 1.5,
+            f"{fmt_ms(pa)} ms vs {fmt_ms(pn)} ms = {pa / pn:.2f}x")
+    if memory:
+        last = memory["checkpoints"][-1]
+        if last["recorded"] >= 1_000_000:
+            mb = last["rss_kb"] / 1024
+            add("RSS with 1,000,000 recorded", round(mb, 1), "<= 600 MB", mb <= 600, f"{mb:.0f} MB")
+        ratio = memory["after_delete_vs_idle"]
+        add("RSS after DELETE vs idle", ratio, "<= 1.10", ratio <= 1.10,
+            f"{fmt_mb(memory['after_delete_rss_kb'])} MB vs {fmt_mb(memory['idle_rss_kb'])} MB = {ratio:.2f}x")
+    return found
+
+
+def print_targets(found: list[dict]) -> None:
+    if not found:
+        return
+    print("targets (issue 6):")
+    for t in found:
+        print(f"  [{'met ' if t['met'] else 'MISS'}] {t['target']:<38} {t['text']:<28} target {t['limit']}")
+    print()
+
+
+def print_scalability(summaries: list[dict]) -> None:
+    print("connections (one round each; -m chosen so about 100 streams are in flight, 1 per connection past 100):")
+    servers = []
+    for s in summaries:
+        if s["server"] not in servers:
+            servers.append(s["server"])
+    print(f"{'connections':>11} {'-m':>4} " + " ".join(f"{name + ' req/s':>15} {'p99 ms':>7} {'RSS MB':>7}" for name in servers))
+    shapes = []
+    for s in summaries:
+        if (s["clients"], s["streams"]) not in shapes:
+            shapes.append((s["clients"], s["streams"]))
+    for c, m in shapes:
+        cells = []
+        for name in servers:
+            row = next((s for s in summaries if s["server"] == name and s["clients"] == c), None)
+            if row is None:
+                cells.append(f"{'-':>15} {'-':>7} {'-':>7}")
+            else:
+                cells.append(f"{row['req_per_s_median']:>15,.0f} {fmt_ms(row['p99_us_median']):>7} "
+                             f"{fmt_mb(row['peak_rss_kb']):>7}")
+        print(f"{c:>11} {m:>4} " + " ".join(cells))
+    print()
+
+
+def git(*args) -> str:
+    try:
+        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def tool_version(cmd: list[str]) -> str:
+    try:
+        completed = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
+        return (completed.stdout + completed.stderr).strip().splitlines()[0]
+    except (OSError, subprocess.TimeoutExpired, IndexError):
+        return "unknown"
+
+
+# --------------------------------------------------------------------------------------------------------------
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="one short round of each workload: checks the harness")
+    mode.add_argument("--scalability", action="store_true", help="connections 1..1000, recorder 10k..1M")
+    parser.add_argument("--binary", required=True, help="the release apns-mock executable")
+    parser.add_argument("--rounds", type=int, help="rounds per workload (full mode: 5)")
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply every request count (e.g. 0.5)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="apns-mock event loops (default 1, like the references' one worker)")
+    parser.add_argument("--pin", action="store_true",
+                        help="taskset: servers on --server-cpus, h2load on --client-cpu (needs 2+ cores)")
+    parser.add_argument("--server-cpus", default="0")
+    parser.add_argument("--client-cpu", default="1")
+    parser.add_argument("--servers", default="apns-mock,nginx,nghttpd", help="comma-separated subset")
+    parser.add_argument("--token", dest="token", action="store_const", const="yes", default="auto",
+                        help="require the token-auth workload (default: run it when `apns-mock token` works)")
+    parser.add_argument("--no-token", dest="token", action="store_const", const="no",
+                        help="skip the token-auth workload")
+    parser.add_argument("--server-arg", action="append", default=[], help="extra apns-mock flag (repeatable)")
+    parser.add_argument("--no-memory", action="store_true", help="skip the 1,000,000-notification memory check")
+    parser.add_argument("--json", help="where to write the JSON (default: bench/results/<UTC>-<commit>.json; "
+                        "--quick writes none unless given)")
+    args = parser.parse_args()
+
+    atexit.register(cleanup_servers)
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, lambda s, _f: sys.exit(128 + s))
+
+    bench = Bench(args)
+    atexit.register(shutil.rmtree, bench.workdir, True)
+    servers = [name for name in args.servers.split(",") if name and bench.available.get(name)]
+    if "apns-mock" not in servers:
+        servers.insert(0, "apns-mock")
+    scale = lambda n: max(1000, int(n * args.scale))  # noqa: E731
+    mode_name = "quick" if args.quick else "scalability" if args.scalability else "full"
+    started = time.monotonic()
+
+    token, token_note = None, "not asked for"
+    if args.token != "no" and mode_name != "scalability":
+        token, token_note = provider_token(args.binary)
+        if token is None:
+            message = f"token-auth variant skipped: {token_note} (HOOK(token-auth) in bench/bench.py)"
+            if args.token == "yes":
+                bench.problem(message)
+            else:
+                log(message)
+
+    summaries: list[dict] = []
+    scalability: list[dict] = []
+    memory = None
+    result_doc: dict = {}
+    try:
+        if mode_name in ("quick", "full"):
+            if args.quick:
+                rounds = args.rounds or 1
+                workloads = [
+                    Workload("throughput", "throughput", 4, 100, scale(20_000)),
+                    Workload("connections", "many connections", 50, 10, scale(20_000)),
+                    Workload("latency", "latency", 1, 1, scale(2_000)),
+                ]
+            else:
+                rounds = args.rounds or 5
+                workloads = [
+                    Workload("throughput", "throughput", 4, 100, scale(400_000)),
+                    Workload("connections", "many connections", 50, 10, scale(200_000)),
+                    Workload("latency", "latency", 1, 1, scale(20_000)),
+                ]
+            if token:
+                workloads.append(Workload("token", "throughput+token", 4, 100, workloads[0].requests,
+                                          [f"authorization: bearer {token}"], ["--auth", "token"]))
+            summaries = bench.run_workloads(workloads, rounds, servers)
+            print()
+            print(f"apns-mock vs nginx vs nghttpd: h2load, {bench.body.stat().st_size}-byte POST, TLS + HTTP/2, "
+                  f"{rounds} round(s) per workload, {len(os.sched_getaffinity(0))} cores, apns-mock "
+                  f"--threads {args.threads}{', pinned' if args.pin else ''}")
+            print_workload_table(summaries)
+            if not args.no_memory:
+                checkpoints = [2_000, 20_000] if args.quick else [1_000_000]
+                memory = bench.memory_check([scale(c) if args.quick else c for c in checkpoints])
+                print_memory(memory)
+        else:
+            rounds = args.rounds or 1
+            shapes = [(1, 100), (10, 10), (100, 1), (1000, 1)]
+            workloads = [Workload(f"c{c}", f"{c} connections", c, m, scale(200_000)) for c, m in shapes]
+            scalability = bench.run_workloads(workloads, rounds, servers)
+            print()
+            print_scalability(scalability)
+            if not args.no_memory:
+                memory = bench.memory_check([10_000, 100_000, 1_000_000])
+                print_memory(memory)
+    except HarnessError as error:
+        bench.problem(str(error))
+
+    found = targets(summaries, memory) if mode_name == "full" else []
+    print_targets(found)
+
+    elapsed = time.monotonic() - started
+    result_doc = {
+        "mode": mode_name,
+        "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "git_commit": git("rev-parse", "HEAD"),
+        "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+        "nproc": len(os.sched_getaffinity(0)),
+        "cpu_count": os.cpu_count(),
+        "cpu_model": next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), None),
+        "config": {
+            "apns_mock_threads": args.threads,
+            "pinned": args.pin,
+            "server_cpus": args.server_cpus if args.pin else None,
+            "client_cpu": args.client_cpu if args.pin else None,
+            "payload_bytes": bench.body.stat().st_size,
+            "headers": HEADERS,
+            "extra_apns_mock_args": args.server_arg,
+            "apns_mock_args": bench.default_apns_mock_args,
+            "token_variant": bool(token),
+            "token_note": token_note if not token else "",
+        },
+        "versions": {
+            "h2load": tool_version(["h2load", "--version"]),
+            "nghttpd": tool_version(["nghttpd", "--version"]) if bench.available["nghttpd"] else None,
+            "nginx": tool_version(["nginx", "-v"]) if bench.available["nginx"] else None,
+        },
+        "workloads": summaries,
+        "scalability": scalability,
+        "memory": memory,
+        "targets": found,
+        "problems": bench.problems,
+        "seconds": round(elapsed, 1),
+    }
+    out = args.json
+    if out is None and mode_name != "quick":
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        short = git("rev-parse", "--short", "HEAD") or "nogit"
+        suffix = "-scalability" if mode_name == "scalability" else ""
+        out = str(BENCH_DIR / "results" / f"{stamp}-{short}{suffix}.json")
+    if out:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(json.dumps(result_doc, indent=2) + "\n")
+        print(f"results: {out}")
+
+    if bench.problems:
+        print(f"HARNESS PROBLEMS ({len(bench.problems)}):")
+        for p in bench.problems:
+            print(f"  - {p}")
+        print(f"bench {mode_name}: FAILED after {elapsed:.0f} s")
+        return 1
+    print(f"bench {mode_name}: ok in {elapsed:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
