@@ -17,7 +17,7 @@ public struct ClientCertificateIdentity: Sendable, Equatable {
     public static let production = APNsCertificateEnvironment.production.rawValue
 
     /// The subject as an RFC 4514 string, most specific attribute last in the encoding and therefore
-    /// first here: `C=US,O=apns-mock,OU=MOCKTEAM01,CN=Apple Push Services: com.example.app,UID=com.example.app`.
+    /// first here: `C=US,O=apns-mock,OU=TEAM000001,CN=Apple Push Services: com.example.app,UID=com.example.app`.
     /// Attribute types without an RFC 4514 short name are written as dotted OIDs with a `#`-hex DER value.
     public var subject: String
     /// The subject `CN`, e.g. `Apple Push Services: com.example.app`.

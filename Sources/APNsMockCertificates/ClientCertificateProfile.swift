@@ -26,7 +26,7 @@ public struct ClientCertificateProfile: Sendable, Hashable {
     /// Apple's limit for TLS certificates; Apple's own push certificates last one year.
     public static let maximumValidityDays = 825
     /// A made-up 10-character team ID for the subject's `OU`.
-    public static let defaultTeamID = "MOCKTEAM01"
+    public static let defaultTeamID = "TEAM000001"
     /// The subject's `O` when none is given.
     public static let defaultOrganization = "apns-mock"
     /// The prefix of the subject common name of Apple's universal push certificates.

@@ -11,7 +11,7 @@ import Foundation
 /// | `AuthKey_APNSMOCK01.p8` | provider-token signing key, key ID `APNSMOCK01` |
 ///
 /// The client certificates are for bundle `com.example.app` with the topics `com.example.app`,
-/// `com.example.app.voip` and `com.example.app.complication`, team ID `MOCKTEAM01`.
+/// `com.example.app.voip` and `com.example.app.complication`, team ID `TEAM000001`.
 /// The `.p12` files are protected by the password **`apns-mock`** (``pkcs12Password``).
 /// All files are mode 0644: these are throw-away development credentials.
 public struct DevelopmentCredentials: Sendable {

@@ -181,7 +181,7 @@ struct ClientCertificateOpenSSLTests {
         let text = try Tools.runOpenSSL("x509", "-noout", "-text", "-in", paths[0])
         #expect(text.status == 0)
         for fragment in [
-            "Subject: UID = com.example.app, CN = Apple Push Services: com.example.app, OU = MOCKTEAM01, O = apns-mock, C = US",
+            "Subject: UID = com.example.app, CN = Apple Push Services: com.example.app, OU = TEAM000001, O = apns-mock, C = US",
             "TLS Web Client Authentication",
             "1.2.840.113635.100.6.3.1:",
             "1.2.840.113635.100.6.3.2:",

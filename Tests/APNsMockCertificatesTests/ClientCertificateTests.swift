@@ -22,7 +22,7 @@ struct ClientCertificateTests {
         #expect(identity.environments == ["development", "production"])
         #expect(identity.allows(.development) && identity.allows(.production))
         #expect(identity.defaultTopic == nil)
-        #expect(identity.subject == "C=US,O=apns-mock,OU=MOCKTEAM01,CN=Apple Push Services: com.example.app,UID=com.example.app")
+        #expect(identity.subject == "C=US,O=apns-mock,OU=TEAM000001,CN=Apple Push Services: com.example.app,UID=com.example.app")
 
         // The same from DER and from PEM.
         #expect(try ClientCertificateIdentity(derBytes: client.certificate.derBytes()) == identity)

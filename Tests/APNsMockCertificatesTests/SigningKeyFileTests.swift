@@ -67,12 +67,12 @@ struct SigningKeyFileTests {
 
     @Test func providerTokenHasApplesShape() throws {
         let key = try SigningKeyFile.generate(keyID: "APNSMOCK01")
-        let token = try key.providerToken(teamID: "MOCKTEAM01", issuedAt: fixedNow)
+        let token = try key.providerToken(teamID: "TEAM000001", issuedAt: fixedNow)
         let parts = token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         #expect(parts.count == 3)
         #expect(!token.contains("=") && !token.contains("+") && !token.contains("/"))
         #expect(try decodeBase64URL(parts[0]) == Array(#"{"alg":"ES256","kid":"APNSMOCK01"}"#.utf8))
-        #expect(try decodeBase64URL(parts[1]) == Array(#"{"iss":"MOCKTEAM01","iat":1750000000}"#.utf8))
+        #expect(try decodeBase64URL(parts[1]) == Array(#"{"iss":"TEAM000001","iat":1750000000}"#.utf8))
         let signature = try P256.Signing.ECDSASignature(rawRepresentation: decodeBase64URL(parts[2]))
         #expect(key.publicKey.isValidSignature(signature, for: Array((parts[0] + "." + parts[1]).utf8)))
     }
