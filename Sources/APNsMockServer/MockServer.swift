@@ -22,6 +22,7 @@ public final class MockServer: Sendable {
     private let adminTask: Task<Void, any Error>
     private let logger: Logger
     private let stopped = Mutex(false)
+    private let recordFile: RecordFileWriter?
 
     private init(
         configuration: ServerConfiguration,
@@ -31,6 +32,7 @@ public final class MockServer: Sendable {
         provider: ProviderListener,
         adminPort: Int,
         adminTask: Task<Void, any Error>,
+        recordFile: RecordFileWriter?,
         logger: Logger
     ) {
         self.configuration = configuration
@@ -41,6 +43,7 @@ public final class MockServer: Sendable {
         self.providerPort = provider.port
         self.adminPort = adminPort
         self.adminTask = adminTask
+        self.recordFile = recordFile
         self.logger = logger
     }
 
@@ -64,7 +67,19 @@ public final class MockServer: Sendable {
             )
         }
         let authentication = try configuration.makeAuthenticationPolicy()
-        let store = NotificationStore(capacity: configuration.maxRecorded)
+        var recordFile: RecordFileWriter?
+        if let path = configuration.recordFile {
+            do {
+                recordFile = try RecordFileWriter(path: path)
+            } catch {
+                throw StartupError.recordFile(error.description)
+            }
+        }
+        var onAppend: (@Sendable (RecordedNotification) -> Void)?
+        if let writer = recordFile {
+            onAppend = { writer.append($0) }
+        }
+        let store = NotificationStore(capacity: configuration.maxRecorded, onAppend: onAppend)
         let tracker = ConnectionTracker()
         let processor = NotificationProcessor(
             validator: RequestValidator(policy: configuration.validation),
@@ -90,16 +105,23 @@ public final class MockServer: Sendable {
             )
         } catch {
             try? await group.shutdownGracefully()
+            await recordFile?.close()
             throw StartupError.bind(what: "provider", host: configuration.host, port: configuration.port, underlying: "\(error)")
         }
 
-        let admin = AdminContext(store: store, tracker: tracker, providerIsListening: { provider.channel.isActive })
+        let admin = AdminContext(
+            store: store,
+            tracker: tracker,
+            providerIsListening: { provider.channel.isActive },
+            adminToken: configuration.adminToken
+        )
         let (adminPort, adminTask): (Int, Task<Void, any Error>)
         do {
             (adminPort, adminTask) = try await startAdmin(configuration: configuration, admin: admin, group: group, logger: logger)
         } catch {
             await provider.close()
             try? await group.shutdownGracefully()
+            await recordFile?.close()
             throw error
         }
         let server = MockServer(
@@ -110,6 +132,7 @@ public final class MockServer: Sendable {
             provider: provider,
             adminPort: adminPort,
             adminTask: adminTask,
+            recordFile: recordFile,
             logger: logger
         )
         logger.info(
@@ -183,17 +206,25 @@ public final class MockServer: Sendable {
         await shutdown()
     }
 
-    /// Closes both ports and the event loops. Recordings stay readable through `store`.
-    public func shutdown() async {
+    /// Stops gracefully: no new connections; every open connection gets a GOAWAY and its streams in flight
+    /// are answered, for at most `grace`; then both ports and the event loops close. Requests cut off at that
+    /// point are recorded as abandoned. Recordings stay readable through `store`.
+    public func shutdown(grace: Duration? = nil) async {
         let alreadyStopped = stopped.withLock { stopped in
             defer { stopped = true }
             return stopped
         }
         guard !alreadyStopped else { return }
+        let grace = grace ?? configuration.shutdownGracePeriod
+        let drained = await provider.shutdownGracefully(grace: grace)
+        if !drained {
+            logger.warning("connections still open after the grace period: closing them", metadata: ["grace": "\(grace)"])
+        }
         adminTask.cancel()
         _ = await adminTask.result
         await provider.close()
         try? await group.shutdownGracefully()
+        await recordFile?.close()
         logger.info("apns-mock stopped")
     }
 }
@@ -202,6 +233,7 @@ public final class MockServer: Sendable {
 public enum StartupError: Error, CustomStringConvertible {
     case certificates(certificate: String, key: String, underlying: String)
     case bind(what: String, host: String, port: Int, underlying: String)
+    case recordFile(String)
 
     public var description: String {
         switch self {
@@ -211,6 +243,8 @@ public enum StartupError: Error, CustomStringConvertible {
                 + "or make a new set with 'apns-mock certs generate --out DIR'."
         case .bind(let what, let host, let port, let underlying):
             return "cannot listen for the \(what) port on \(host):\(port): \(underlying)"
+        case .recordFile(let message):
+            return message
         }
     }
 }

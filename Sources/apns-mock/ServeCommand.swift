@@ -58,6 +58,12 @@ struct ServeCommand: AsyncParsableCommand {
         help: ArgumentHelp(ConfigurationKey.expiredTokenPoisonsConnection.help)
     )
     var expiredTokenPoisonsConnection: String?
+    @Option(help: ArgumentHelp(ConfigurationKey.config.help)) var config: String?
+    @Option(name: .customLong("record-file"), help: ArgumentHelp(ConfigurationKey.recordFile.help)) var recordFile: String?
+    @Option(name: .customLong("log-format"), help: ArgumentHelp(ConfigurationKey.logFormat.help)) var logFormat: String?
+    @Option(name: .customLong("admin-token"), help: ArgumentHelp(ConfigurationKey.adminToken.help)) var adminToken: String?
+    @Option(name: .customLong("shutdown-grace-period"), help: ArgumentHelp(ConfigurationKey.shutdownGracePeriod.help))
+    var shutdownGracePeriod: String?
 
     var flags: [ConfigurationKey: String] {
         let pairs: [(ConfigurationKey, String?)] = [
@@ -72,7 +78,9 @@ struct ServeCommand: AsyncParsableCommand {
             (.certsTeamID, certsTeamID), (.acceptUnknownKeys, acceptUnknownKeys),
             (.acceptAnyClientCertificate, acceptAnyClientCertificate), (.clientCA, clientCA),
             (.tokenClockSkew, tokenClockSkew), (.environmentKeyReason, environmentKeyReason),
-            (.expiredTokenPoisonsConnection, expiredTokenPoisonsConnection),
+            (.expiredTokenPoisonsConnection, expiredTokenPoisonsConnection), (.config, config),
+            (.recordFile, recordFile), (.logFormat, logFormat), (.adminToken, adminToken),
+            (.shutdownGracePeriod, shutdownGracePeriod),
         ]
         return Dictionary(uniqueKeysWithValues: pairs.compactMap { key, value in value.map { (key, $0) } })
     }
@@ -84,10 +92,17 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
+        let format = configuration.logFormat
+        let level = configuration.logLevel
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = configuration.logLevel
-            return handler
+            switch format {
+            case .json:
+                return JSONLogHandler(label: label, logLevel: level)
+            case .text:
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
         }
         var logger = Logger(label: "apns-mock")
         logger.logLevel = configuration.logLevel

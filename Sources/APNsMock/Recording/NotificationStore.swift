@@ -152,9 +152,9 @@ public final class NotificationStore: Sendable {
         let satisfied = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 let immediate: Bool? = state.withLock { state in
-                    if state.expiredWaiters.remove(id) != nil { return false }
                     let matched = state.records.reduce(0) { $0 + (query.matches($1) ? 1 : 0) }
                     if matched >= count { return true }
+                    if state.expiredWaiters.remove(id) != nil { return false }
                     state.waiters[id] = Waiter(query: query, wanted: count, matched: matched, continuation: continuation)
                     return nil
                 }

@@ -8,6 +8,8 @@ struct AdminContext: Sendable {
     let tracker: ConnectionTracker
     /// True once the provider port is listening (the admin port is listening whenever routes run).
     let providerIsListening: @Sendable () -> Bool
+    /// When set, every route but the health checks needs `Authorization: Bearer <adminToken>`.
+    let adminToken: String?
 }
 
 /// The admin HTTP API: JSON over HTTP/1.1 on its own port, so the provider port stays a faithful APNs.
@@ -17,12 +19,24 @@ enum AdminRoutes {
 
     static func makeRouter(_ admin: AdminContext) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
+        if let token = admin.adminToken {
+            router.add(middleware: AdminTokenMiddleware(token: token))
+        }
 
         router.get("/healthz") { _, _ -> Response in
             guard admin.providerIsListening() else {
                 return json(["status": "starting"], status: .serviceUnavailable)
             }
             return json(["status": "ok"])
+        }
+
+        // Everything this server needs was loaded before the ports opened (certificates, keys), so once the
+        // provider port listens it is ready; a scenario that fails to load stops the start instead.
+        router.get("/readyz") { _, _ -> Response in
+            guard admin.providerIsListening() else {
+                return json(["status": "starting"], status: .serviceUnavailable)
+            }
+            return json(["status": "ready", "certificates": "loaded"])
         }
 
         router.get("/admin/notifications") { request, _ -> Response in

@@ -57,6 +57,11 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
     case tokenClockSkew = "token-clock-skew"
     case environmentKeyReason = "environment-key-reason"
     case expiredTokenPoisonsConnection = "expired-token-poisons-connection"
+    case config
+    case recordFile = "record-file"
+    case logFormat = "log-format"
+    case adminToken = "admin-token"
+    case shutdownGracePeriod = "shutdown-grace-period"
 
     /// `--port`
     public var flag: String { "--" + rawValue }
@@ -106,6 +111,13 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
             return "BadEnvironmentKeyInToken (what APNs sends) or BadEnvironmentKeyIdInToken (what its docs say). Default the first."
         case .expiredTokenPoisonsConnection:
             return "true: after ExpiredProviderToken the connection keeps rejecting, as APNs does. Default true."
+        case .config: return "A YAML file with any of these settings (flag names as keys). Flags and variables win over it."
+        case .recordFile: return "Also write every recording to this file as NDJSON, as it happens. Default none."
+        case .logFormat: return "text or json (one JSON object per line). Default text."
+        case .adminToken:
+            return "Require 'Authorization: Bearer <token>' on every admin route except /healthz and /readyz. Default none."
+        case .shutdownGracePeriod:
+            return "Seconds in-flight streams get to finish after SIGTERM/SIGINT before connections are closed. Default 10."
         }
     }
 
@@ -192,18 +204,29 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
             default: throw fail("is not BadEnvironmentKeyInToken or BadEnvironmentKeyIdInToken")
             }
         case .expiredTokenPoisonsConnection: configuration.expiredTokenPoisonsConnection = try boolean()
+        case .config: configuration.configFile = try nonEmpty()
+        case .recordFile: configuration.recordFile = try nonEmpty()
+        case .logFormat: configuration.logFormat = try choice(LogFormat.self)
+        case .adminToken: configuration.adminToken = try nonEmpty()
+        case .shutdownGracePeriod:
+            configuration.shutdownGracePeriod = .seconds(try integer(0...3600, "a number of seconds"))
         }
     }
 }
 
 extension ServerConfiguration {
-    /// Builds a configuration: built-in defaults, then `APNS_MOCK_*` variables, then flags (flags win).
+    /// Builds a configuration: built-in defaults, then the `--config` file, then `APNS_MOCK_*` variables, then
+    /// flags (flags win).
     public static func resolve(
         flags: [ConfigurationKey: String],
         environment: [String: String]
     ) throws(ConfigurationError) -> ServerConfiguration {
         var configuration = ServerConfiguration()
-        for key in ConfigurationKey.allCases {
+        if let file = flags[.config] ?? environment[ConfigurationKey.config.environmentVariable] {
+            try ConfigurationFile.apply(path: file, to: &configuration)
+        }
+        // A flag replaces its variable entirely: a bad variable does not matter when a flag overrides it.
+        for key in ConfigurationKey.allCases where flags[key] == nil {
             if let value = environment[key.environmentVariable] {
                 try key.apply(value, to: &configuration, source: key.environmentVariable)
             }

@@ -2,6 +2,13 @@ import APNsMock
 import Logging
 import NIOCore
 
+/// How log lines are written.
+public enum LogFormat: String, Sendable, CaseIterable {
+    case text
+    /// One JSON object per line, for log collectors.
+    case json
+}
+
 /// Everything the server needs to run. The defaults let `apns-mock` start with nothing else given:
 /// provider on `127.0.0.1:2197` (TLS), admin on `127.0.0.1:8080`, certificates from `Certs/`.
 public struct ServerConfiguration: Sendable, Equatable {
@@ -36,6 +43,14 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var tokenClockSkewSeconds: Int64 = 60
     public var environmentKeyReason: Reason = .badEnvironmentKeyInToken
     public var expiredTokenPoisonsConnection = true
+    /// The YAML file the settings were read from, if any.
+    public var configFile: String?
+    /// Write every recording here too, as NDJSON.
+    public var recordFile: String?
+    public var logFormat: LogFormat = .text
+    /// When set, admin routes (except health) need `Authorization: Bearer <adminToken>`.
+    public var adminToken: String?
+    public var shutdownGracePeriod: Duration = .seconds(10)
 
     public init() {}
 

@@ -26,6 +26,9 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
     private let identify: @Sendable (NIOSSLCertificate) -> CertificateIdentity?
     /// A decision asked to close the connection once what is queued has been written.
     private var closeAfterWrite = false
+    /// Our SETTINGS wait until the peer is known to speak HTTP/2 (ALPN `h2`, or its preface arrived), so an
+    /// HTTP/1.1 client gets a readable 505 instead of binary frames.
+    private var peerSpeaksHTTP2 = false
     /// Upper bound on bytes taken from libnghttp2 per write; the loop goes on while the channel is writable.
     private static let drainChunk = 256 * 1024
 
@@ -51,7 +54,12 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let event = event as? TLSUserEvent, case .handshakeCompleted = event {
+        if event is ChannelShouldQuiesceEvent {
+            beginShutdown(context: context)
+            return
+        }
+        if let event = event as? TLSUserEvent, case .handshakeCompleted(let negotiated) = event {
+            peerSpeaksHTTP2 = negotiated == "h2"
             let peer = try? context.pipeline.syncOperations.nioSSL_peerCertificate()
             let certificate = peer.flatMap(identify)
             if let certificate {
@@ -93,6 +101,7 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         }
         switch result {
         case .success(let events):
+            peerSpeaksHTTP2 = true
             handle(events)
         case .failure(.notHTTP2(let looksLikeHTTP1)):
             refuseNonHTTP2Client(context: context, looksLikeHTTP1: looksLikeHTTP1)
@@ -153,6 +162,19 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         }
     }
 
+    /// The server is stopping: a GOAWAY with APNs' `{"reason":"Shutdown"}` tells the client to open no more
+    /// streams; the streams in flight are still answered, and the connection closes once they are.
+    private func beginShutdown(context: ChannelHandlerContext) {
+        guard !finished else { return }
+        guard peerSpeaksHTTP2 else {
+            close(context: context, because: "connection closed: the server is shutting down")
+            return
+        }
+        logger.debug("server shutting down: sending GOAWAY")
+        session.goAway(errorCode: 0, lastStreamID: nil, debugData: Reason.shutdown.body())
+        flushOutput(context: context)
+    }
+
     private func perform(_ actions: [ConnectionAction]) {
         for action in actions {
             switch action {
@@ -168,7 +190,7 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
     }
 
     private func flushOutput(context: ChannelHandlerContext) {
-        guard !finished else { return }
+        guard !finished, peerSpeaksHTTP2 else { return }
         while context.channel.isWritable {
             var output = context.channel.allocator.buffer(capacity: 0)
             let drained: Int

@@ -1,0 +1,36 @@
+import Hummingbird
+
+/// `--admin-token`: admin routes answer 401 unless the request carries `Authorization: Bearer <token>`.
+/// Health checks stay open so container orchestrators need no secret.
+struct AdminTokenMiddleware<Context: RequestContext>: RouterMiddleware {
+    let expected: [UInt8]
+
+    init(token: String) {
+        self.expected = Array(("Bearer " + token).utf8)
+    }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let path = request.uri.path
+        if path == "/healthz" || path == "/readyz" {
+            return try await next(request, context)
+        }
+        let given = Array((request.headers[.authorization] ?? "").utf8)
+        guard Self.constantTimeEquals(given, expected) else {
+            var response = AdminRoutes.json(["error": "missing or wrong admin token: send 'Authorization: Bearer <token>'"], status: .unauthorized)
+            response.headers[.wwwAuthenticate] = "Bearer"
+            return response
+        }
+        return try await next(request, context)
+    }
+
+    /// Compares without stopping at the first difference, so timing does not reveal the token.
+    static func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        var difference = UInt8(a.count == b.count ? 0 : 1)
+        for index in 0..<max(a.count, b.count) {
+            let x = index < a.count ? a[index] : 0
+            let y = index < b.count ? b[index] : 0
+            difference |= x ^ y
+        }
+        return difference == 0
+    }
+}
