@@ -81,6 +81,7 @@ public final class MockServer: Sendable {
         }
         let store = NotificationStore(capacity: configuration.maxRecorded, onAppend: onAppend)
         let tracker = ConnectionTracker()
+        let metrics = ProviderMetrics()
         let processor = NotificationProcessor(
             validator: RequestValidator(policy: configuration.validation),
             authentication: authentication,
@@ -100,6 +101,7 @@ public final class MockServer: Sendable {
                 settings: configuration.http2,
                 limits: configuration.requestLimits,
                 tracker: tracker,
+                metrics: metrics,
                 acceptAnyClientCertificate: configuration.acceptAnyClientCertificate,
                 logger: logger
             )
@@ -112,6 +114,7 @@ public final class MockServer: Sendable {
         let admin = AdminContext(
             store: store,
             tracker: tracker,
+            metrics: metrics,
             providerIsListening: { provider.channel.isActive },
             adminToken: configuration.adminToken
         )

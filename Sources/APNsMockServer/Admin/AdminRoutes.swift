@@ -6,6 +6,7 @@ import Hummingbird
 struct AdminContext: Sendable {
     let store: NotificationStore
     let tracker: ConnectionTracker
+    let metrics: ProviderMetrics
     /// True once the provider port is listening (the admin port is listening whenever routes run).
     let providerIsListening: @Sendable () -> Bool
     /// When set, every route but the health checks needs `Authorization: Bearer <adminToken>`.
@@ -37,6 +38,13 @@ enum AdminRoutes {
                 return json(["status": "starting"], status: .serviceUnavailable)
             }
             return json(["status": "ready", "certificates": "loaded"])
+        }
+
+        router.get("/metrics") { _, _ -> Response in
+            let text = admin.metrics.render(tracker: admin.tracker, recorder: admin.store.statistics(), extra: [])
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
         }
 
         router.get("/admin/notifications") { request, _ -> Response in

@@ -5,6 +5,7 @@ public final class ConnectionTracker: Sendable {
     private let nextID = Atomic<UInt64>(1)
     private let open = Atomic<Int>(0)
     private let total = Atomic<Int>(0)
+    private let streams = Atomic<Int>(0)
 
     public init() {}
 
@@ -20,6 +21,17 @@ public final class ConnectionTracker: Sendable {
     func closed() {
         open.subtract(1, ordering: .relaxed)
     }
+
+    func streamsOpened(_ count: Int = 1) {
+        streams.add(count, ordering: .relaxed)
+    }
+
+    func streamsClosed(_ count: Int = 1) {
+        streams.subtract(count, ordering: .relaxed)
+    }
+
+    /// HTTP/2 streams open now, over all connections.
+    public var openStreams: Int { streams.load(ordering: .relaxed) }
 
     /// Connections open now.
     public var openConnections: Int { open.load(ordering: .relaxed) }

@@ -83,10 +83,12 @@ final class HTTP2ServerSession {
     private var events: [HTTP2SessionEvent] = []
     private let settings: HTTP2Settings
     private let limits: HTTP2RequestLimits
+    private let tracker: ConnectionTracker?
 
-    init(settings: HTTP2Settings, limits: HTTP2RequestLimits) {
+    init(settings: HTTP2Settings, limits: HTTP2RequestLimits, tracker: ConnectionTracker? = nil) {
         self.settings = settings
         self.limits = limits
+        self.tracker = tracker
         var callbacks: OpaquePointer?
         nghttp2_session_callbacks_new(&callbacks)
         defer { nghttp2_session_callbacks_del(callbacks) }
@@ -175,6 +177,7 @@ final class HTTP2ServerSession {
         for stream in streams.values.sorted(by: { $0.id < $1.id }) where !stream.answered && !stream.awaitingAnswer {
             events.append(.abandoned(streamID: stream.id, request(from: stream), because: reason))
         }
+        tracker?.streamsClosed(streams.count)
         streams.removeAll()
         cachedStream = nil
         if let session {
@@ -284,6 +287,7 @@ final class HTTP2ServerSession {
     fileprivate func beginHeaders(streamID: Int32) {
         let stream = StreamState(id: streamID)
         streams[streamID] = stream
+        tracker?.streamsOpened()
         cachedStream = stream
     }
 
@@ -343,6 +347,7 @@ final class HTTP2ServerSession {
 
     fileprivate func streamClosed(streamID: Int32, errorCode: UInt32) {
         guard let stream = streams.removeValue(forKey: streamID) else { return }
+        tracker?.streamsClosed()
         if cachedStream === stream { cachedStream = nil }
         if !stream.answered, !stream.awaitingAnswer {
             let why = errorCode == 0

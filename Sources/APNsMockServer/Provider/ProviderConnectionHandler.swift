@@ -29,6 +29,16 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
     /// Our SETTINGS wait until the peer is known to speak HTTP/2 (ALPN `h2`, or its preface arrived), so an
     /// HTTP/1.1 client gets a readable 505 instead of binary frames.
     private var peerSpeaksHTTP2 = false
+    private let metrics: ProviderMetrics
+    /// Counter handles by answer and by push type: looked up in the registry once per connection, not per request.
+    private var requestCounters: [ResponseKey: Counter] = [:]
+    private var pushTypeCounters: [String: Counter] = [:]
+
+    private struct ResponseKey: Hashable {
+        var status: Int
+        var reason: Reason?
+    }
+
     /// Upper bound on bytes taken from libnghttp2 per write; the loop goes on while the channel is writable.
     private static let drainChunk = 256 * 1024
 
@@ -37,13 +47,15 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         settings: HTTP2Settings,
         limits: HTTP2RequestLimits,
         tracker: ConnectionTracker,
+        metrics: ProviderMetrics,
         logger: Logger,
         identify: @escaping @Sendable (NIOSSLCertificate) -> CertificateIdentity?
     ) {
         self.processor = processor
         self.identify = identify
         self.tracker = tracker
-        self.session = HTTP2ServerSession(settings: settings, limits: limits)
+        self.metrics = metrics
+        self.session = HTTP2ServerSession(settings: settings, limits: limits, tracker: tracker)
         self.connection = ConnectionInfo(id: tracker.nextConnectionID())
         self.logger = logger
         self.logger[metadataKey: "connection"] = "\(connection.id)"
@@ -143,6 +155,7 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         for event in events {
             switch event {
             case .request(let streamID, let request):
+                let started = ContinuousClock.now
                 var state = auth ?? processor.makeAuthState(certificate: nil)
                 let decision = processor.process(request, streamID: streamID, connection: connection, auth: &state, ids: &ids)
                 auth = state
@@ -154,8 +167,12 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
                         "reason": "\(decision.response?.reason?.rawValue ?? "-")",
                     ]
                 )
-                if let response = decision.response { session.respond(streamID: streamID, with: response) }
+                if let response = decision.response {
+                    session.respond(streamID: streamID, with: response)
+                    count(response, pushType: request.headers.first(where: { $0.name == "apns-push-type" })?.value)
+                }
                 perform(decision.actions)
+                metrics.latency.record(ContinuousClock.now - started)
             case .abandoned(let streamID, let request, let because):
                 processor.recordAbandoned(request, streamID: streamID, connection: connection, because: because)
             }
@@ -173,6 +190,26 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         logger.debug("server shutting down: sending GOAWAY")
         session.goAway(errorCode: 0, lastStreamID: nil, debugData: Reason.shutdown.body())
         flushOutput(context: context)
+    }
+
+    private func count(_ response: APNsResponse, pushType: String?) {
+        let key = ResponseKey(status: response.status, reason: response.reason)
+        if let counter = requestCounters[key] {
+            counter.increment()
+        } else {
+            let counter = metrics.requests(status: response.status, reason: response.reason)
+            requestCounters[key] = counter
+            counter.increment()
+        }
+        let type = pushType ?? "none"
+        if let counter = pushTypeCounters[type] {
+            counter.increment()
+        } else if pushTypeCounters.count < 32 {
+            // Bounded: a client inventing push types must not grow the registry without end.
+            let counter = metrics.requests(pushType: PushType(rawValue: type) != nil || type == "none" ? type : "invalid")
+            pushTypeCounters[type] = counter
+            counter.increment()
+        }
     }
 
     private func perform(_ actions: [ConnectionAction]) {

@@ -27,6 +27,7 @@ final class ProviderListener: Sendable {
         settings: HTTP2Settings,
         limits: HTTP2RequestLimits,
         tracker: ConnectionTracker,
+        metrics: ProviderMetrics,
         acceptAnyClientCertificate: Bool,
         logger: Logger
     ) async throws -> ProviderListener {
@@ -54,6 +55,7 @@ final class ProviderListener: Sendable {
                         settings: settings,
                         limits: limits,
                         tracker: tracker,
+                        metrics: metrics,
                         logger: logger,
                         identify: CertificateIdentityReader.identity(of:)
                     )

@@ -1,0 +1,62 @@
+import APNsMock
+import Prometheus
+
+typealias Counter = Prometheus.Counter
+
+/// The numbers behind `GET /metrics`, in Prometheus' text format (swift-prometheus).
+///
+/// One registry per server, not swift-metrics' process-wide bootstrap: tests run several servers in one
+/// process, and global state would mix their counts. Counters that change per request are incremented on
+/// the hot path through handles each connection caches; the rest (connections, recorder, scenario) is read
+/// from its owner when scraped.
+public final class ProviderMetrics: Sendable {
+    public let registry = PrometheusCollectorRegistry()
+    let latency: DurationHistogram
+
+    public init() {
+        latency = registry.makeDurationHistogram(
+            descriptor: Self.name("request_duration", unit: "seconds", "Time from a request's last frame to its answer being queued (scenario delays included)."),
+            buckets: [
+                .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
+                .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(500), .seconds(1), .seconds(5),
+            ]
+        )
+    }
+
+    func requests(status: Int, reason: Reason?) -> Counter {
+        registry.makeCounter(
+            descriptor: Self.name("requests", unit: "total", "Requests answered on the provider port, by status and reason."),
+            labels: [("status", String(status)), ("reason", reason?.rawValue ?? "")]
+        )
+    }
+
+    func requests(pushType: String) -> Counter {
+        registry.makeCounter(
+            descriptor: Self.name("requests_by_push_type", unit: "total", "Requests answered on the provider port, by apns-push-type."),
+            labels: [("push_type", pushType)]
+        )
+    }
+
+    /// `apns_mock_<name>_<unit>`.
+    static func name(_ name: String, unit: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "apns_mock", metricName: name, unitName: unit, helpText: help)
+    }
+
+    /// Sets the scraped gauges and renders everything.
+    func render(tracker: ConnectionTracker, recorder: RecorderStatistics, extra: [(name: String, unit: String, labels: [(String, String)], value: Double, help: String)]) -> String {
+        func gauge(_ name: String, _ unit: String, _ value: Int, _ help: String) {
+            registry.makeGauge(descriptor: Self.name(name, unit: unit, help)).set(Double(value))
+        }
+        gauge("connections_open", "", tracker.openConnections, "Provider connections open now.")
+        gauge("connections_accepted", "", tracker.acceptedConnections, "Provider connections accepted since start.")
+        gauge("streams_open", "", tracker.openStreams, "HTTP/2 streams open now on the provider port.")
+        gauge("recorder_stored", "", recorder.stored, "Recordings held now.")
+        gauge("recorder_capacity", "", recorder.capacity, "Recordings held at most before the oldest are evicted.")
+        gauge("recorder_evictions", "", recorder.evicted, "Recordings evicted since start or the last clear.")
+        gauge("recorder_abandoned", "", recorder.abandoned, "Requests that ended without an answer, since start or the last clear.")
+        for item in extra {
+            registry.makeGauge(descriptor: Self.name(item.name, unit: item.unit, item.help), labels: item.labels).set(item.value)
+        }
+        return registry.emitToString()
+    }
+}
