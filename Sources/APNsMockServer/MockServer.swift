@@ -1,6 +1,7 @@
 import APNsMock
 import Hummingbird
 import Logging
+import ServiceLifecycle
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -20,6 +21,7 @@ public final class MockServer: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let provider: ProviderListener
     private let adminTask: Task<Void, any Error>
+    private let adminServices: ServiceGroup
     private let logger: Logger
     private let stopped = Mutex(false)
     private let recordFile: RecordFileWriter?
@@ -32,9 +34,11 @@ public final class MockServer: Sendable {
         provider: ProviderListener,
         adminPort: Int,
         adminTask: Task<Void, any Error>,
+        adminServices: ServiceGroup,
         recordFile: RecordFileWriter?,
         logger: Logger
     ) {
+        self.adminServices = adminServices
         self.configuration = configuration
         self.store = store
         self.tracker = tracker
@@ -118,9 +122,9 @@ public final class MockServer: Sendable {
             providerIsListening: { provider.channel.isActive },
             adminToken: configuration.adminToken
         )
-        let (adminPort, adminTask): (Int, Task<Void, any Error>)
+        let (adminPort, adminTask, adminServices): (Int, Task<Void, any Error>, ServiceGroup)
         do {
-            (adminPort, adminTask) = try await startAdmin(configuration: configuration, admin: admin, group: group, logger: logger)
+            (adminPort, adminTask, adminServices) = try await startAdmin(configuration: configuration, admin: admin, group: group, logger: logger)
         } catch {
             await provider.close()
             try? await group.shutdownGracefully()
@@ -135,6 +139,7 @@ public final class MockServer: Sendable {
             provider: provider,
             adminPort: adminPort,
             adminTask: adminTask,
+            adminServices: adminServices,
             recordFile: recordFile,
             logger: logger
         )
@@ -156,7 +161,7 @@ public final class MockServer: Sendable {
         admin: AdminContext,
         group: MultiThreadedEventLoopGroup,
         logger: Logger
-    ) async throws -> (Int, Task<Void, any Error>) {
+    ) async throws -> (Int, Task<Void, any Error>, ServiceGroup) {
         let (portStream, portContinuation) = AsyncStream.makeStream(of: Int.self)
         var adminLogger = logger
         // Hummingbird logs every request at info; admin polling would drown the provider's lines.
@@ -174,9 +179,13 @@ public final class MockServer: Sendable {
             eventLoopGroupProvider: .shared(group),
             logger: adminLogger
         )
+        // In a service group of its own, so shutdown can be graceful: cancelling Hummingbird logs errors.
+        let services = ServiceGroup(
+            configuration: ServiceGroupConfiguration(services: [.init(service: application)], logger: adminLogger)
+        )
         let task = Task {
             defer { portContinuation.finish() }
-            try await application.run()
+            try await services.run()
         }
         var iterator = portStream.makeAsyncIterator()
         guard let port = await iterator.next() else {
@@ -196,7 +205,7 @@ public final class MockServer: Sendable {
                 underlying: "the admin server stopped before listening"
             )
         }
-        return (port, task)
+        return (port, task, services)
     }
 
     /// Runs until the task is cancelled (e.g. by a signal handler), then shuts down.
@@ -204,7 +213,7 @@ public final class MockServer: Sendable {
         await withTaskCancellationHandler {
             _ = await adminTask.result
         } onCancel: {
-            adminTask.cancel()
+            Task { await self.shutdown() }
         }
         await shutdown()
     }
@@ -223,7 +232,7 @@ public final class MockServer: Sendable {
         if !drained {
             logger.warning("connections still open after the grace period: closing them", metadata: ["grace": "\(grace)"])
         }
-        adminTask.cancel()
+        await adminServices.triggerGracefulShutdown()
         _ = await adminTask.result
         await provider.close()
         try? await group.shutdownGracefully()

@@ -40,6 +40,13 @@ private let badValues: [(ConfigurationKey, String)] = [
     (.maxConcurrentStreams, "0"), (.maxConcurrentStreams, "2147483648"),
     (.threads, "0"), (.threads, "257"),
     (.logLevel, "verbose"),
+    (.auth, "jwt"),
+    (.providerKey, "garbage"),
+    (.acceptUnknownKeys, "maybe"),
+    (.acceptAnyClientCertificate, "2"),
+    (.tokenClockSkew, "-1"), (.tokenClockSkew, "86401"),
+    (.environmentKeyReason, "badEnvironmentKeyInToken"),
+    (.expiredTokenPoisonsConnection, "perhaps"),
 ]
 
 @Suite("Configuration")
@@ -99,7 +106,11 @@ struct ConfigurationTests {
             .missingTopic: "APNS_MOCK_MISSING_TOPIC", .invalidJSON: "APNS_MOCK_INVALID_JSON",
             .topicMismatch: "APNS_MOCK_TOPIC_MISMATCH", .backgroundPriority10: "APNS_MOCK_BACKGROUND_PRIORITY_10",
             .maxConcurrentStreams: "APNS_MOCK_MAX_CONCURRENT_STREAMS", .threads: "APNS_MOCK_THREADS",
-            .logLevel: "APNS_MOCK_LOG_LEVEL",
+            .logLevel: "APNS_MOCK_LOG_LEVEL", .auth: "APNS_MOCK_AUTH", .providerKey: "APNS_MOCK_PROVIDER_KEY",
+            .certsTeamID: "APNS_MOCK_CERTS_TEAM_ID", .acceptUnknownKeys: "APNS_MOCK_ACCEPT_UNKNOWN_KEYS",
+            .acceptAnyClientCertificate: "APNS_MOCK_ACCEPT_ANY_CLIENT_CERTIFICATE", .clientCA: "APNS_MOCK_CLIENT_CA",
+            .tokenClockSkew: "APNS_MOCK_TOKEN_CLOCK_SKEW", .environmentKeyReason: "APNS_MOCK_ENVIRONMENT_KEY_REASON",
+            .expiredTokenPoisonsConnection: "APNS_MOCK_EXPIRED_TOKEN_POISONS_CONNECTION",
         ]
         #expect(Set(expected.keys) == Set(ConfigurationKey.allCases))
         for key in ConfigurationKey.allCases {
@@ -230,7 +241,7 @@ struct ConfigurationTests {
         #expect(error.description.contains("'\(value)'"))
     }
 
-    @Test(arguments: [ConfigurationKey.host, .adminHost, .certsDir, .serverCert, .serverKey])
+    @Test(arguments: [ConfigurationKey.host, .adminHost, .certsDir, .serverCert, .serverKey, .certsTeamID, .clientCA])
     func rejectsEmptyTextValueNamingTheFlag(key: ConfigurationKey) throws {
         let error = try #require(resolveError(flags: [key: ""]))
         #expect(error == ConfigurationError(source: key.flag, message: "must not be empty"))

@@ -183,6 +183,34 @@ struct ProviderAbuseTests {
         }
     }
 
+    /// Past the discard bound the server stops reading: it answers 413 at once, then resets the stream with
+    /// NO_ERROR (RFC 9113 §8.1), so a client that never stops sending cannot hold it.
+    @Test func bodyOverTheDiscardBoundIsAnswered413AtOnceThenReset() async throws {
+        try await withTestServer(configure: { $0.requestLimits.discardedBodyBound = 1024 * 1024 }) { server in
+            let token = TestData.deviceToken()
+            let result = try await ExternalTool.withTemporaryFile(Data(count: 4 * 1024 * 1024)) { path in
+                try await ExternalTool.run(
+                    "nghttp",
+                    ["-v", "--timeout=10", "-H", "apns-topic: \(TestData.topic)", "-d", path, server.deviceURL(token)]
+                )
+            }
+            let frames = ProviderNghttpTests.frames(in: result.stdout)
+            let stream = try ProviderNghttpTests.requestStream(frames)
+            let answer = frames.filter { $0.direction == "recv" && $0.streamID == stream && $0.type != "WINDOW_UPDATE" }
+            #expect(answer.map(\.type) == ["HEADERS", "DATA", "RST_STREAM"], "\(answer)")
+            #expect(answer.last?.details.contains("(error_code=NO_ERROR(0x00))") == true, "\(answer)")
+            #expect(result.stdout.contains("recv (stream_id=\(stream)) :status: 413"), "\(result)")
+            #expect(result.stdout.contains(#"{"reason":"PayloadTooLarge"}"#), "\(result)")
+
+            let recording = try #require(try await server.admin.notifications([("token", token)]).first)
+            #expect(recording.status == 413)
+            #expect(recording.reason == "PayloadTooLarge")
+            let size = try #require(recording.payloadSize)
+            #expect(size > 1024 * 1024 && size < 4 * 1024 * 1024, "the server read \(size) bytes, not stopping at the bound")
+            #expect(try await expectServerStillAnswers(server).status == 200)
+        }
+    }
+
     @Test func thousandHeadersAreAnswered431() async throws {
         try await withTestServer { server in
             let token = TestData.deviceToken()

@@ -85,25 +85,22 @@ struct ProviderCurlTests {
     }
 
     /// An HTTP/1.1 client must get a plain answer saying HTTP/2 is needed, not a confusing protocol error.
-    /// The server means to send `HTTP/1.1 505` with a text body naming HTTP/2, but it writes its HTTP/2
-    /// SETTINGS frame first, so curl reads binary and fails with "Received HTTP/0.9 when not allowed" (exit 1).
+    /// (Until the server held back its SETTINGS for non-h2 peers, curl read a binary frame first and failed
+    /// with "Received HTTP/0.9 when not allowed", exit 1.)
     @Test func curlHTTP1IsRefusedWith505NamingHTTP2() async throws {
         try await withTestServer { server in
             let result = try await Self.curl([
                 "--http1.1", "-D", "-", "-w", "\n%{http_code}",
                 "-H", "apns-topic: \(TestData.topic)", "-d", TestData.alertPayload, server.deviceURL(TestData.deviceToken()),
             ])
-            // What holds today: curl fails, the request is not taken as a push, and nothing is recorded.
-            #expect(result.exitCode != 0 || !result.stdout.contains("200"), "\(result)")
+            #expect(result.exitCode == 0, "\(result)")
+            let output = CurlOutput(result.stdout)
+            #expect(output.statusLine == "HTTP/1.1 505 HTTP Version Not Supported", "\(result)")
+            #expect(output.code == "505", "\(result)")
+            #expect(output.header("content-type") == "text/plain", "\(result)")
+            #expect(output.body.contains("HTTP/2"), "\(result)")
+            // The request is not taken as a push: nothing is recorded.
             #expect(try await server.admin.notifications().isEmpty)
-
-            withKnownIssue("bug: the server sends its HTTP/2 SETTINGS frame before the HTTP/1.1 505 answer") {
-                #expect(result.exitCode == 0, "\(result)")
-                let output = CurlOutput(result.stdout)
-                #expect(output.statusLine == "HTTP/1.1 505 HTTP Version Not Supported", "\(result)")
-                #expect(output.code == "505", "\(result)")
-                #expect(output.body.contains("HTTP/2"), "\(result)")
-            }
             #expect(try await expectServerStillAnswers(server).status == 200)
         }
     }

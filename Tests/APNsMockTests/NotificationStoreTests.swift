@@ -406,21 +406,13 @@ struct NotificationStoreWaitTests {
     }
 
     @Test func isSatisfiedByExistingNotificationsEvenWithZeroTimeout() async {
-        await withKnownIssue(
-            """
-            bug: wait() starts its deadline task before checking what is stored; when the deadline fires first, \
-            finishWaiter marks the waiter expired and the continuation returns false without counting matches
-            """,
-            isIntermittent: true
-        ) {
-            let store = NotificationStore()
-            store.append(recording())
-            var unsatisfied = 0
-            for _ in 0..<1000 {
-                let result = await store.wait(for: NotificationQuery(), count: 1, timeout: .zero)
-                if !result.satisfied { unsatisfied += 1 }
-            }
-            #expect(unsatisfied == 0)
+        let store = NotificationStore()
+        store.append(recording())
+        var unsatisfied = 0
+        for _ in 0..<1000 {
+            let result = await store.wait(for: NotificationQuery(), count: 1, timeout: .zero)
+            if !result.satisfied { unsatisfied += 1 }
         }
+        #expect(unsatisfied == 0)
     }
 }

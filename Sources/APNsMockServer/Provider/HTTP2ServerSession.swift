@@ -81,6 +81,8 @@ final class HTTP2ServerSession {
     /// The last stream touched: requests arrive as HEADERS then DATA on one stream, so this saves most lookups.
     private var cachedStream: StreamState?
     private var events: [HTTP2SessionEvent] = []
+    /// The MAX_CONCURRENT_STREAMS value to write into the initial SETTINGS frame instead of libnghttp2's.
+    private var pendingSettingsPatch: UInt32?
     private let settings: HTTP2Settings
     private let limits: HTTP2RequestLimits
     private let tracker: ConnectionTracker?
@@ -106,13 +108,23 @@ final class HTTP2ServerSession {
     }
 
     /// Queues the server's SETTINGS frame; call once, before the first `drainOutput`.
-    /// - Parameter maxConcurrentStreams: overrides the configured value (1 on a connection awaiting its first valid token).
-    func submitInitialSettings(maxConcurrentStreams: UInt32? = nil) {
+    /// - Parameter advertisedMaxConcurrentStreams: the SETTINGS_MAX_CONCURRENT_STREAMS the client is told when it
+    ///   differs from the configured one (1 on a connection awaiting its first valid token, as APNs does).
+    ///
+    /// libnghttp2 refuses (RST_STREAM REFUSED_STREAM) streams beyond the limit it sent even before the client
+    /// can have read it, so a client that starts a burst on a new connection (aioapns does) would lose streams
+    /// that APNs serves. So libnghttp2 is given the configured limit, and only the value written on the wire is
+    /// the advertised one: the client is told "1" and well-behaved clients wait, but a racing stream is not
+    /// punished. The value is patched in the first frame libnghttp2 writes, which is this SETTINGS frame.
+    func submitInitialSettings(advertisedMaxConcurrentStreams: UInt32? = nil) {
+        if let advertised = advertisedMaxConcurrentStreams, advertised != settings.maxConcurrentStreams {
+            pendingSettingsPatch = advertised
+        }
         var entries = [
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_HEADER_TABLE_SIZE.rawValue), value: settings.headerTableSize),
             nghttp2_settings_entry(
                 settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
-                value: maxConcurrentStreams ?? settings.maxConcurrentStreams
+                value: settings.maxConcurrentStreams
             ),
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: settings.initialWindowSize),
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_FRAME_SIZE.rawValue), value: settings.maxFrameSize),
@@ -153,7 +165,14 @@ final class HTTP2ServerSession {
                 throw .fatal(code: code, message: String(cString: nghttp2_strerror(code)))
             }
             guard count > 0, let data else { break }
-            sink(UnsafeRawBufferPointer(start: data, count: count))
+            if let patch = pendingSettingsPatch {
+                pendingSettingsPatch = nil
+                var frame = Array(UnsafeBufferPointer(start: data, count: count))
+                Self.patchMaxConcurrentStreams(in: &frame, to: patch)
+                frame.withUnsafeBytes { sink($0) }
+            } else {
+                sink(UnsafeRawBufferPointer(start: data, count: count))
+            }
             total += count
         }
         return total
@@ -369,6 +388,23 @@ final class HTTP2ServerSession {
     }
 
     // MARK: Helpers
+
+    /// Rewrites SETTINGS_MAX_CONCURRENT_STREAMS in a buffer that starts with a SETTINGS frame (RFC 9113 §6.5:
+    /// a 9-byte header, then 6-byte entries of a 16-bit id and a 32-bit value). Anything else is left alone.
+    static func patchMaxConcurrentStreams(in bytes: inout [UInt8], to value: UInt32) {
+        guard bytes.count >= 9, bytes[3] == 0x04, bytes[4] & 0x01 == 0 else { return }
+        let length = Int(bytes[0]) << 16 | Int(bytes[1]) << 8 | Int(bytes[2])
+        var offset = 9
+        while offset + 6 <= min(9 + length, bytes.count) {
+            if bytes[offset] == 0, bytes[offset + 1] == 0x03 {
+                bytes[offset + 2] = UInt8(truncatingIfNeeded: value >> 24)
+                bytes[offset + 3] = UInt8(truncatingIfNeeded: value >> 16)
+                bytes[offset + 4] = UInt8(truncatingIfNeeded: value >> 8)
+                bytes[offset + 5] = UInt8(truncatingIfNeeded: value)
+            }
+            offset += 6
+        }
+    }
 
     private static let jsonContentType: StaticString = "application/json"
 

@@ -26,8 +26,8 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
     private let identify: @Sendable (NIOSSLCertificate) -> CertificateIdentity?
     /// A decision asked to close the connection once what is queued has been written.
     private var closeAfterWrite = false
-    /// Our SETTINGS wait until the peer is known to speak HTTP/2 (ALPN `h2`, or its preface arrived), so an
-    /// HTTP/1.1 client gets a readable 505 instead of binary frames.
+    /// Our SETTINGS go out at once, except to a client that negotiated `http/1.1`: it gets a readable 505
+    /// instead of binary frames. A client without ALPN (aioapns) is taken to speak HTTP/2, as APNs does.
     private var peerSpeaksHTTP2 = false
     private let metrics: ProviderMetrics
     /// Counter handles by answer and by push type: looked up in the registry once per connection, not per request.
@@ -71,7 +71,7 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
             return
         }
         if let event = event as? TLSUserEvent, case .handshakeCompleted(let negotiated) = event {
-            peerSpeaksHTTP2 = negotiated == "h2"
+            peerSpeaksHTTP2 = negotiated != "http/1.1"
             let peer = try? context.pipeline.syncOperations.nioSSL_peerCertificate()
             let certificate = peer.flatMap(identify)
             if let certificate {
@@ -87,7 +87,7 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         guard auth == nil else { return }
         let state = processor.makeAuthState(certificate: certificate)
         auth = state
-        session.submitInitialSettings(maxConcurrentStreams: processor.initialMaxConcurrentStreams(for: state))
+        session.submitInitialSettings(advertisedMaxConcurrentStreams: processor.initialMaxConcurrentStreams(for: state))
         flushOutput(context: context)
     }
 

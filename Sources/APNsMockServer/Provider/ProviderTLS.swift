@@ -11,7 +11,9 @@ enum ProviderTLS {
         let key = try NIOSSLPrivateKey(file: privateKeyPath, format: .pem)
         var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
         configuration.minimumTLSVersion = .tlsv12
-        configuration.applicationProtocols = ["h2"]
+        // h2 first (the server's preference wins); http/1.1 is listed only so an HTTP/1-only client is
+        // recognised at the handshake and told plainly to use HTTP/2, instead of being sent binary frames.
+        configuration.applicationProtocols = ["h2", "http/1.1"]
         if let clientCAPath {
             configuration.certificateVerification = .optionalVerification
             configuration.trustRoots = .file(clientCAPath)

@@ -67,17 +67,7 @@ func withTestServer<Result>(
     configure: (inout ServerConfiguration) -> Void = { _ in },
     _ body: (TestServer) async throws -> Result
 ) async throws -> Result {
-    var configuration = ServerConfiguration()
-    configuration.host = "127.0.0.1"
-    configuration.port = 0
-    configuration.adminHost = "127.0.0.1"
-    configuration.adminPort = 0
-    configuration.certsDirectory = TestPaths.certsDirectory
-    configuration.threads = 2
-    // Authentication has its own tests; everything else talks to an `--auth none` server (configure to change it).
-    configuration.authMode = .none
-    // Warnings and errors still show (they would explain a failure); the per-test start-up line does not.
-    configuration.logLevel = .warning
+    var configuration = testServerConfiguration()
     configure(&configuration)
     let server = try await MockServer.start(configuration: configuration, logger: Logger(label: "apns-mock-test"))
     let testServer = TestServer(server: server, admin: AdminClient(port: server.adminPort))
@@ -89,6 +79,22 @@ func withTestServer<Result>(
         await server.shutdown()
         throw error
     }
+}
+
+/// The configuration every test server starts from: loopback, ephemeral ports, the repository's certificates.
+func testServerConfiguration() -> ServerConfiguration {
+    var configuration = ServerConfiguration()
+    configuration.host = "127.0.0.1"
+    configuration.port = 0
+    configuration.adminHost = "127.0.0.1"
+    configuration.adminPort = 0
+    configuration.certsDirectory = TestPaths.certsDirectory
+    configuration.threads = 2
+    // Authentication has its own tests; everything else talks to an `--auth none` server (configure to change it).
+    configuration.authMode = .none
+    // Warnings and errors still show (they would explain a failure); the per-test start-up line does not.
+    configuration.logLevel = .warning
+    return configuration
 }
 
 /// A failure of the test machinery itself (a deadline passed, a tool is missing), with a message saying what.
