@@ -1,5 +1,6 @@
 import APNsMockCertificates
 import ArgumentParser
+import Foundation
 
 /// `apns-mock certs …`: development certificates and keys made with swift-certificates (no openssl needed).
 struct CertsCommand: ParsableCommand {
@@ -40,7 +41,8 @@ struct CertsCommand: ParsableCommand {
         @Option(help: "development, production, or both.") var environment: String = "development"
         @Option(help: "Folder to write into (created if missing).") var out: String = "."
         @Option(help: "File name stem. Default client-<bundle id>-<environment>.") var name: String?
-        @Option(name: .customLong("certs-dir"), help: "Where the CA (ca.pem, ca-key.pem) is.") var certsDir: String = "Certs"
+        @Option(name: .customLong("certs-dir"), help: "Where the CA (ca.pem, ca-key.pem) is. Default $APNS_MOCK_CERTS_DIR, else Certs.")
+        var certsDir: String = ProcessInfo.processInfo.environment["APNS_MOCK_CERTS_DIR"] ?? "Certs"
 
         func validate() throws {
             if topics.isEmpty { throw ValidationError("give at least one --topic (the bundle id first)") }

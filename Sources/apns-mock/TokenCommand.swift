@@ -20,7 +20,8 @@ struct TokenCommand: ParsableCommand {
         help: "iat: seconds since the epoch, or an offset from now such as -30m, -2h, +5m. Default now."
     )
     var issuedAt: String?
-    @Option(name: .customLong("certs-dir"), help: "Where to look for the development key. Default Certs.") var certsDir: String = "Certs"
+    @Option(name: .customLong("certs-dir"), help: "Where to look for the development key. Default $APNS_MOCK_CERTS_DIR, else Certs.")
+    var certsDir: String = ProcessInfo.processInfo.environment["APNS_MOCK_CERTS_DIR"] ?? "Certs"
     @Flag(help: "Sign with a DER signature (as openssl dgst makes) instead of JOSE's raw r||s.") var der = false
 
     func run() throws {

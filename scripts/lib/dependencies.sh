@@ -45,7 +45,7 @@ ensure_python_module() {
 # The independent HTTP/2 clients and tools the tests talk to the server with.
 ensure_test_dependencies() {
   ensure_build_dependencies
-  ensure_apt nghttp2-client curl openssl python3 python3-pip
+  ensure_apt nghttp2-client curl openssl python3 python3-pip docker-compose
   ensure_python_module aioapns aioapns
   ensure_python_module httpx 'httpx[http2]'
   ensure_python_module h2 h2
