@@ -50,16 +50,26 @@ public struct ProviderToken: Sendable, Equatable {
         self.signature = signature
     }
 
+    /// Whole seconds since the epoch, within a range where no later arithmetic can overflow.
     private static func seconds(_ value: Any?) -> Int64? {
+        let seconds: Int64?
         switch value {
         case let number as NSNumber:
-            return number.int64Value
+            // JSON booleans arrive as NSNumber too (objCType "c"); `true` is no time.
+            guard String(cString: number.objCType) != "c" else { return nil }
+            let double = number.doubleValue
+            seconds = double.isFinite && abs(double) < 1e15 ? Int64(double) : nil
         case let text as String:
-            return Int64(text.trimmingCharacters(in: .whitespaces))
+            seconds = Int64(text.trimmingCharacters(in: .whitespaces))
         default:
-            return nil
+            seconds = nil
         }
+        guard let seconds, (0...validSecondsUpperBound).contains(seconds) else { return nil }
+        return seconds
     }
+
+    /// Year 5138: far beyond any real token, far below any overflow.
+    static let validSecondsUpperBound: Int64 = 100_000_000_000
 }
 
 /// Base64url without padding, as JWTs use it (padding tolerated).

@@ -1,0 +1,43 @@
+/// A device the mock knows: its token belongs to one topic in one environment and may have been unregistered
+/// (the app uninstalled) at some time, after which APNs answers `410 Unregistered` with that time.
+public struct Device: Sendable, Equatable {
+    /// A label for scenarios and the admin API.
+    public var name: String?
+    /// As given; the registry compares tokens case-insensitively.
+    public var token: String
+    /// The one topic this token is for. VoIP, Live Activity and other PushKit-style tokens are distinct tokens in
+    /// APNs too: register them with their suffixed topic (`com.example.app.voip`).
+    public var topic: String
+    public var environment: APNsEnvironment
+    /// Milliseconds since the epoch; from then on pushes get 410 `Unregistered` with this timestamp.
+    public var unregisteredAt: Int64?
+
+    public init(
+        name: String? = nil,
+        token: String,
+        topic: String,
+        environment: APNsEnvironment = .development,
+        unregisteredAt: Int64? = nil
+    ) {
+        self.name = name
+        self.token = token
+        self.topic = topic
+        self.environment = environment
+        self.unregisteredAt = unregisteredAt
+    }
+
+    /// Whether pushes at `now` get 410.
+    public func isUnregistered(at now: Int64) -> Bool {
+        unregisteredAt.map { $0 <= now } ?? false
+    }
+
+    /// A token must be an even number of hexadecimal digits (case does not matter).
+    static func isWellFormedToken(_ token: String) -> Bool {
+        !token.isEmpty && token.utf8.count % 2 == 0 && token.utf8.allSatisfy(ASCII.isHexDigit)
+    }
+
+    /// The token in lower case, without allocating when it already is (the usual case on the hot path).
+    static func normalizedToken(_ token: String) -> String {
+        token.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? token.lowercased() : token
+    }
+}

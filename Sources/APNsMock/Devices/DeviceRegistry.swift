@@ -1,0 +1,99 @@
+import Synchronization
+
+/// The devices the mock knows, shared by every connection (and the admin API): which token belongs to which
+/// topic and environment, and which were unregistered and since when. Tokens are compared case-insensitively.
+public final class DeviceRegistry: Sendable {
+    private struct Entry {
+        var device: Device
+        /// Lower case, for topic checks without allocating.
+        var topic: String
+        /// Insertion order, so `list()` is stable.
+        var order: UInt64
+    }
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        var nextOrder: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+
+    public init(_ devices: [Device] = []) {
+        for device in devices { add(device) }
+    }
+
+    /// Adds a device, or replaces the one with the same token (keeping its place in the list).
+    public func add(_ device: Device) {
+        let key = Device.normalizedToken(device.token)
+        let topic = device.topic.lowercased()
+        state.withLock { state in
+            if let existing = state.entries[key] {
+                state.entries[key] = Entry(device: device, topic: topic, order: existing.order)
+            } else {
+                state.entries[key] = Entry(device: device, topic: topic, order: state.nextOrder)
+                state.nextOrder += 1
+            }
+        }
+    }
+
+    /// Marks a device unregistered from `time` (milliseconds since the epoch); returns it, or `nil` when the token
+    /// is unknown.
+    @discardableResult
+    public func unregister(token: String, at time: Int64) -> Device? {
+        let key = Device.normalizedToken(token)
+        return state.withLock { state in
+            guard state.entries[key] != nil else { return nil }
+            state.entries[key]!.device.unregisteredAt = time
+            return state.entries[key]!.device
+        }
+    }
+
+    /// Forgets a device; returns it, or `nil` when the token is unknown.
+    @discardableResult
+    public func remove(token: String) -> Device? {
+        let key = Device.normalizedToken(token)
+        return state.withLock { $0.entries.removeValue(forKey: key)?.device }
+    }
+
+    public func removeAll() {
+        state.withLock { $0.entries.removeAll() }
+    }
+
+    /// Every device, in the order they were first added.
+    public func list() -> [Device] {
+        state.withLock { state in
+            state.entries.values.sorted { $0.order < $1.order }.map(\.device)
+        }
+    }
+
+    public func device(token: String) -> Device? {
+        let key = Device.normalizedToken(token)
+        return state.withLock { $0.entries[key]?.device }
+    }
+
+    public var count: Int { state.withLock { $0.entries.count } }
+
+    /// What APNs would answer for a push to `token`, judged by the registry alone; `nil` for unknown tokens and for
+    /// registered tokens pushed correctly.
+    ///
+    /// In APNs' order: a token from the other environment does not exist there (`400 BadDeviceToken`); then a
+    /// topic other than the device's (`400 DeviceTokenNotForTopic`, compared case-insensitively; `nil` skips the
+    /// check); then a device unregistered at or before `now` (`410 Unregistered` with that time).
+    public func check(token: String, topic: String?, environment: APNsEnvironment, now: Int64) -> ScenarioResponse? {
+        let key = Device.normalizedToken(token)
+        let requestTopic = topic.map { $0.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) ? $0.lowercased() : $0 }
+        return state.withLock { state -> ScenarioResponse? in
+            guard let entry = state.entries[key] else { return nil }
+            if entry.device.environment != environment {
+                return ScenarioResponse(status: 400, reason: .badDeviceToken)
+            }
+            if let requestTopic, requestTopic != entry.topic {
+                return ScenarioResponse(status: 400, reason: .deviceTokenNotForTopic)
+            }
+            if let time = entry.device.unregisteredAt, time <= now {
+                return ScenarioResponse(status: 410, reason: .unregistered, timestamp: time)
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,156 @@
+/// A validated scenario: scripted answers, devices and connection faults, as loaded from a `Scenarios/*.yaml` file
+/// by ``ScenarioLoader``. A plain value; ``ScenarioEngine`` runs it.
+///
+/// The first rule whose conditions all hold decides a request's answer; requests no rule matches get the normal
+/// validated answer (delayed by ``ScenarioDefaults/latency`` when one is set).
+public struct Scenario: Sendable, Equatable {
+    public var name: String
+    public var description: String?
+    /// Seed for probabilities and jittered delays, so a run repeats. `nil` (`seed: random` in the file) means a
+    /// fresh random seed per engine; a file without `seed` uses 0.
+    public var seed: UInt64?
+    public var defaults: ScenarioDefaults
+    public var devices: [ScenarioDevice]
+    public var connection: ScenarioConnectionPolicy
+    public var outages: [ScenarioOutage]
+    public var rules: [ScenarioRule]
+
+    public init(
+        name: String,
+        description: String? = nil,
+        seed: UInt64? = 0,
+        defaults: ScenarioDefaults = ScenarioDefaults(),
+        devices: [ScenarioDevice] = [],
+        connection: ScenarioConnectionPolicy = ScenarioConnectionPolicy(),
+        outages: [ScenarioOutage] = [],
+        rules: [ScenarioRule] = []
+    ) {
+        self.name = name
+        self.description = description
+        self.seed = seed
+        self.defaults = defaults
+        self.devices = devices
+        self.connection = connection
+        self.outages = outages
+        self.rules = rules
+    }
+
+    /// A scenario that changes nothing: no rules, no devices, no faults.
+    public static let empty = Scenario(name: "none")
+}
+
+/// Settings that apply to every request.
+public struct ScenarioDefaults: Sendable, Equatable {
+    /// Delay before every answer that no rule gives its own `delay`.
+    public var latency: ScenarioDelay?
+    /// The environment of devices that do not name one.
+    public var environment: APNsEnvironment?
+
+    public init(latency: ScenarioDelay? = nil, environment: APNsEnvironment? = nil) {
+        self.latency = latency
+        self.environment = environment
+    }
+}
+
+/// A device declared in a scenario; ``ScenarioEngine`` turns it into a ``Device`` of its ``DeviceRegistry``,
+/// resolving a relative `unregisteredAt` against the scenario's start.
+public struct ScenarioDevice: Sendable, Equatable {
+    public var name: String
+    /// As written; compared case-insensitively.
+    public var token: String
+    public var topic: String
+    public var environment: APNsEnvironment
+    /// When the app was uninstalled: absolute, or relative to the scenario's start.
+    public var unregisteredAt: ScenarioTime?
+
+    public init(
+        name: String,
+        token: String,
+        topic: String,
+        environment: APNsEnvironment = .development,
+        unregisteredAt: ScenarioTime? = nil
+    ) {
+        self.name = name
+        self.token = token
+        self.topic = topic
+        self.environment = environment
+        self.unregisteredAt = unregisteredAt
+    }
+
+    /// The registry entry, with times resolved against `start` (milliseconds since the epoch).
+    public func device(startedAt start: Int64) -> Device {
+        Device(
+            name: name,
+            token: token,
+            topic: topic,
+            environment: environment,
+            unregisteredAt: unregisteredAt?.resolve(base: start)
+        )
+    }
+}
+
+/// Connection-level behaviour of real APNs that a scenario can switch on. Apply it with a
+/// ``ScenarioConnectionState`` per connection.
+public struct ScenarioConnectionPolicy: Sendable, Equatable {
+    /// Close a connection (GOAWAY, then close) once it has been answered this many `BadDeviceToken`s; APNs "drops
+    /// the connection sooner" after many of them. `nil`: never.
+    public var closeAfterBadDeviceTokens: Int?
+    /// Send SETTINGS_MAX_CONCURRENT_STREAMS=1 after a rejected push and restore the limit after the next success,
+    /// as APNs was observed to do.
+    public var lowerStreamLimitAfterRejection: Bool
+
+    public init(closeAfterBadDeviceTokens: Int? = nil, lowerStreamLimitAfterRejection: Bool = false) {
+        self.closeAfterBadDeviceTokens = closeAfterBadDeviceTokens
+        self.lowerStreamLimitAfterRejection = lowerStreamLimitAfterRejection
+    }
+}
+
+/// A time window, since the scenario's start, during which new connections are refused.
+public struct ScenarioOutage: Sendable, Equatable {
+    /// Milliseconds since the start (inclusive).
+    public var from: Int64
+    /// Milliseconds since the start (exclusive); `nil`: until the scenario is replaced or reset.
+    public var until: Int64?
+    public var mode: OutageMode
+
+    public init(from: Int64, until: Int64?, mode: OutageMode) {
+        self.from = from
+        self.until = until
+        self.mode = mode
+    }
+
+    func contains(elapsed: Int64) -> Bool {
+        elapsed >= from && (until.map { elapsed < $0 } ?? true)
+    }
+}
+
+/// How a new connection is refused during an outage.
+public enum OutageMode: Sendable, Equatable {
+    /// Close the TCP connection as soon as it is accepted, before TLS.
+    case refuse
+    /// Complete the handshake, send GOAWAY with this error code and debug data (last stream 0), then close.
+    case goAway(errorCode: UInt32, debugData: String)
+}
+
+/// A point in time: absolute, or an offset from a base that depends on where it is used (the scenario's start for
+/// a device's `unregisteredAt`, the request's arrival for a 410 `timestamp`).
+public enum ScenarioTime: Sendable, Equatable {
+    /// Milliseconds since the epoch.
+    case absolute(milliseconds: Int64)
+    /// Milliseconds from the base; negative is earlier.
+    case relative(milliseconds: Int64)
+
+    public func resolve(base: Int64) -> Int64 {
+        switch self {
+        case .absolute(let milliseconds): return milliseconds
+        case .relative(let offset): return base &+ offset
+        }
+    }
+}
+
+/// A fixed or jittered delay before an answer (or a fault).
+public enum ScenarioDelay: Sendable, Equatable {
+    case fixed(milliseconds: Int64)
+    /// Uniform in `min...max` milliseconds, drawn from the scenario's seed.
+    case jitter(minMilliseconds: Int64, maxMilliseconds: Int64)
+}

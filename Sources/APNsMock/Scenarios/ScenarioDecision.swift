@@ -1,0 +1,59 @@
+/// What ``ScenarioEngine/evaluate(_:headers:connection:)`` decided for one request.
+public struct ScenarioDecision: Sendable, Equatable {
+    /// The index of the rule that matched, or `nil` when no rule did and only the default latency applies.
+    public var ruleIndex: Int?
+    public var ruleName: String?
+    /// The step of the rule's sequence that answered (0 for rules without a sequence).
+    public var step: Int?
+    public var answer: ScenarioAnswer
+    /// Wait this long before answering (or before carrying out the faults).
+    public var delay: Duration?
+    /// In the order to carry them out; see ``ScenarioFault``.
+    public var faults: [ScenarioFault]
+
+    public init(
+        ruleIndex: Int?,
+        ruleName: String?,
+        step: Int? = nil,
+        answer: ScenarioAnswer,
+        delay: Duration? = nil,
+        faults: [ScenarioFault] = []
+    ) {
+        self.ruleIndex = ruleIndex
+        self.ruleName = ruleName
+        self.step = step
+        self.answer = answer
+        self.delay = delay
+        self.faults = faults
+    }
+
+    /// The scripted answer, when there is one.
+    public var response: ScenarioResponse? {
+        if case .respond(let response) = answer { return response }
+        return nil
+    }
+}
+
+/// How the request's stream is answered.
+public enum ScenarioAnswer: Sendable, Equatable {
+    /// As the validator (and the device registry) decide: the rule only adds a delay or faults.
+    case validated
+    /// This status and reason, whatever the request.
+    case respond(ScenarioResponse)
+    /// No answer: a fault (RST_STREAM, GOAWAY, drop, hang) replaces it.
+    case none
+}
+
+/// A status, its reason and, for 410, the timestamp, with every time resolved.
+public struct ScenarioResponse: Sendable, Equatable {
+    public var status: Int
+    public var reason: Reason?
+    /// Milliseconds since the epoch; set for 410 only.
+    public var timestamp: Int64?
+
+    public init(status: Int, reason: Reason? = nil, timestamp: Int64? = nil) {
+        self.status = status
+        self.reason = reason
+        self.timestamp = timestamp
+    }
+}

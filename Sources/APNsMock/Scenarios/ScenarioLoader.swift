@@ -1,0 +1,232 @@
+import Foundation
+import Yams
+
+/// Loads and validates scenario files (YAML, or the same structure in JSON, which is valid YAML).
+///
+/// Every problem is reported, not only the first, each as `source:line:column: field: message`.
+public enum ScenarioLoader {
+    /// Parses and validates a scenario. `source` names it in messages (a path, or e.g. `PUT /admin/scenario`) and,
+    /// without a `name` key, gives the scenario its name (the file name without its extension).
+    public static func load(text: String, source: String) throws(ScenarioLoadError) -> Scenario {
+        var parser = ScenarioParser(source: source)
+        let scenario = parser.parseDocument(text, defaultName: defaultName(for: source))
+        if let scenario, parser.problems.isEmpty { return scenario }
+        throw ScenarioLoadError(problems: parser.sortedProblems)
+    }
+
+    /// Reads and loads a scenario file.
+    public static func load(file path: String) throws(ScenarioLoadError) -> Scenario {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            let problem = ScenarioProblem(
+                source: path,
+                line: nil,
+                column: nil,
+                field: nil,
+                message: "cannot read the file: \(error.localizedDescription)"
+            )
+            throw ScenarioLoadError(problems: [problem])
+        }
+        return try load(text: text, source: path)
+    }
+
+    static func defaultName(for source: String) -> String {
+        let file = source.split(separator: "/").last.map(String.init) ?? source
+        let stem = file.split(separator: ".").first.map(String.init) ?? file
+        return stem.isEmpty ? "scenario" : stem
+    }
+}
+
+extension ScenarioParser {
+    static let rootKeys = ["name", "description", "seed", "defaults", "devices", "connection", "outages", "rules"]
+
+    mutating func parseDocument(_ text: String, defaultName: String) -> Scenario? {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch {
+            reportYAMLError(error)
+            return nil
+        }
+        guard let root else {
+            report(line: 1, column: 1, nil, "the scenario is empty; it needs at least a name or rules")
+            return nil
+        }
+        guard let fields = fields(root, "", allowed: Self.rootKeys, what: "a mapping with name, rules, devices, …")
+        else { return nil }
+
+        var scenario = Scenario(name: defaultName)
+        if let node = fields.value("name"), let name = string(node, "name") { scenario.name = name }
+        if let node = fields.value("description") {
+            scenario.description = string(node, "description", allowEmpty: true)
+        }
+        if let node = fields.value("seed") { scenario.seed = seed(node) }
+        if let node = fields.value("defaults") { scenario.defaults = defaults(node) }
+        if let node = fields.value("connection") { scenario.connection = connection(node) }
+        if let node = fields.value("outages") { scenario.outages = outages(node) }
+        // Devices before rules, wherever they are in the file: rules refer to devices by name.
+        if let node = fields.value("devices") {
+            scenario.devices = devices(node, defaultEnvironment: scenario.defaults.environment ?? .development)
+        }
+        if let node = fields.value("rules") { scenario.rules = rules(node, devices: scenario.devices) }
+        return scenario
+    }
+
+    private mutating func reportYAMLError(_ error: any Error) {
+        guard let error = error as? YamlError else {
+            report(line: nil, column: nil, nil, "not YAML: \(error)")
+            return
+        }
+        switch error {
+        case .scanner(let context, let problem, let mark, _),
+            .parser(let context, let problem, let mark, _),
+            .composer(let context, let problem, let mark, _):
+            var message = "YAML syntax: \(problem)"
+            if let context { message += " (\(context.text) at line \(context.mark.line))" }
+            report(line: mark.line, column: mark.column, nil, message)
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            let keys = duplicates.map { "'\($0)'" }.joined(separator: ", ")
+            report(line: context.mark.line, column: context.mark.column, nil, "duplicate key \(keys) in one mapping")
+        case .reader(let problem, _, _, _):
+            report(line: nil, column: nil, nil, "unreadable text: \(problem)")
+        default:
+            report(line: nil, column: nil, nil, "YAML: \(error)")
+        }
+    }
+
+    private mutating func seed(_ node: Node) -> UInt64? {
+        if case .scalar(let scalar) = node, scalar.string == "random" { return nil }
+        if case .scalar = node, Self.kind(node) == .int {
+            return int(node, "seed", in: 0...Int.max).map { UInt64($0) } ?? 0
+        }
+        report(node, "seed", "expected a whole number ≥ 0 or 'random', found \(Self.describe(node))")
+        return 0
+    }
+
+    private mutating func defaults(_ node: Node) -> ScenarioDefaults {
+        var defaults = ScenarioDefaults()
+        guard let fields = fields(node, "defaults", allowed: ["latency", "environment"]) else { return defaults }
+        if let value = fields.value("latency") { defaults.latency = delay(value, fields.path("latency")) }
+        if let value = fields.value("environment") {
+            defaults.environment = environment(value, fields.path("environment"))
+        }
+        return defaults
+    }
+
+    private mutating func connection(_ node: Node) -> ScenarioConnectionPolicy {
+        var policy = ScenarioConnectionPolicy()
+        let keys = ["closeAfterBadDeviceTokens", "lowerStreamLimitAfterRejection"]
+        guard let fields = fields(node, "connection", allowed: keys) else { return policy }
+        if let value = fields.value("closeAfterBadDeviceTokens") {
+            policy.closeAfterBadDeviceTokens = int(value, fields.path("closeAfterBadDeviceTokens"), in: 1...Int.max)
+        }
+        if let value = fields.value("lowerStreamLimitAfterRejection") {
+            policy.lowerStreamLimitAfterRejection = bool(value, fields.path("lowerStreamLimitAfterRejection")) ?? false
+        }
+        return policy
+    }
+
+    private mutating func outages(_ node: Node) -> [ScenarioOutage] {
+        guard let items = elements(node, "outages", what: "outages ({from, until, mode})") else { return [] }
+        var outages: [ScenarioOutage] = []
+        for (index, item) in items.enumerated() {
+            let path = Self.element("outages", index)
+            let keys = ["from", "until", "mode", "errorCode", "debugData", "reason"]
+            guard let fields = fields(item, path, allowed: keys) else { continue }
+            let from = fields.value("from").map { duration($0, fields.path("from")) } ?? 0
+            let until = fields.value("until").flatMap { duration($0, fields.path("until")) }
+            if let from, let until, until <= from {
+                report(fields.value("until"), fields.path("until"), "must be later than from")
+            }
+            var isGoAway = false
+            if let value = fields.value("mode"), let text = string(value, fields.path("mode")) {
+                switch text {
+                case "refuse": break
+                case "goaway": isGoAway = true
+                default: report(value, fields.path("mode"), "unknown mode '\(text)'; expected refuse or goaway")
+                }
+            }
+            var errorCode: UInt32 = 0
+            var debugData = Reason.shutdown.body()
+            for key in ["errorCode", "debugData", "reason"] where fields.has(key) && !isGoAway {
+                report(fields.keyNode(key), fields.path(key), "goes with mode: goaway only")
+            }
+            if let value = fields.value("errorCode") {
+                errorCode = self.errorCode(value, fields.path("errorCode")) ?? 0
+            }
+            if let value = fields.value("debugData") {
+                debugData = string(value, fields.path("debugData"), allowEmpty: true) ?? debugData
+            }
+            if let value = fields.value("reason") {
+                if fields.has("debugData") {
+                    report(fields.keyNode("reason"), fields.path("reason"), "give either reason or debugData, not both")
+                }
+                debugData = reason(value, fields.path("reason"))?.body() ?? debugData
+            }
+            guard let from else { continue }
+            outages.append(
+                ScenarioOutage(
+                    from: from,
+                    until: until,
+                    mode: isGoAway ? .goAway(errorCode: errorCode, debugData: debugData) : .refuse
+                )
+            )
+        }
+        return outages
+    }
+
+    private mutating func devices(_ node: Node, defaultEnvironment: APNsEnvironment) -> [ScenarioDevice] {
+        guard let items = elements(node, "devices", what: "devices ({name, token, topic, environment})") else {
+            return []
+        }
+        var devices: [ScenarioDevice] = []
+        var lineOfName: [String: Int] = [:]
+        var lineOfToken: [String: Int] = [:]
+        for (index, item) in items.enumerated() {
+            let path = Self.element("devices", index)
+            let keys = ["name", "token", "topic", "environment", "unregisteredAt"]
+            guard let fields = fields(item, path, allowed: keys) else { continue }
+            let name = fields.required("name", &self).flatMap { string($0, fields.path("name")) }
+            if let name, let node = fields.value("name") {
+                if let line = lineOfName[name] {
+                    report(node, fields.path("name"), "device name '\(name)' is already used at line \(line)")
+                } else {
+                    lineOfName[name] = node.mark?.line ?? 0
+                }
+            }
+            var token = fields.required("token", &self).flatMap { string($0, fields.path("token")) }
+            if let text = token, let node = fields.value("token") {
+                if !Device.isWellFormedToken(text) {
+                    report(node, fields.path("token"), "must be an even number of hexadecimal digits")
+                    token = nil
+                } else if let line = lineOfToken[text.lowercased()] {
+                    report(node, fields.path("token"), "this token is already a device at line \(line)")
+                } else {
+                    lineOfToken[text.lowercased()] = node.mark?.line ?? 0
+                }
+            }
+            let topic = fields.required("topic", &self).flatMap { string($0, fields.path("topic")) }
+            var environment = defaultEnvironment
+            if let value = fields.value("environment") {
+                environment = self.environment(value, fields.path("environment")) ?? defaultEnvironment
+            }
+            var unregisteredAt: ScenarioTime?
+            if let value = fields.value("unregisteredAt") {
+                unregisteredAt = time(value, fields.path("unregisteredAt"))
+            }
+            guard let name, let token, let topic else { continue }
+            devices.append(
+                ScenarioDevice(
+                    name: name,
+                    token: token,
+                    topic: topic,
+                    environment: environment,
+                    unregisteredAt: unregisteredAt
+                )
+            )
+        }
+        return devices
+    }
+}

@@ -1,0 +1,42 @@
+/// A scenario with its counters at one moment, for `GET /admin/scenario`.
+public struct ScenarioSnapshot: Sendable, Equatable {
+    public struct RuleStatistics: Sendable, Equatable {
+        public var index: Int
+        public var name: String
+        public var hits: UInt64
+        /// `times` is used up: the rule no longer matches.
+        public var exhausted: Bool
+        /// For sequences, the step the next hit answers with.
+        public var nextStep: Int?
+    }
+
+    public var scenario: Scenario
+    public var seed: UInt64
+    public var startedAt: Int64
+    /// Requests evaluated since the start.
+    public var requests: UInt64
+    public var rules: [RuleStatistics]
+    public var devices: [Device]
+
+    /// `{"scenario": <the scenario in file form>, "seed", "startedAt", "requests", "rules": [{"index", "name",
+    /// "hits", "exhausted", "nextStep"?}], "devices": [...]}`. The `scenario` member loads back as a scenario file.
+    public func jsonObject() -> [String: Any] {
+        [
+            "scenario": scenario.jsonObject(),
+            "seed": seed <= UInt64(Int64.max) ? Int64(seed) as Any : String(seed),
+            "startedAt": startedAt,
+            "requests": requests <= UInt64(Int64.max) ? Int64(requests) : Int64.max,
+            "rules": rules.map { statistics -> [String: Any] in
+                var object: [String: Any] = [
+                    "index": statistics.index,
+                    "name": statistics.name,
+                    "hits": Int64(clamping: statistics.hits),
+                    "exhausted": statistics.exhausted,
+                ]
+                if let nextStep = statistics.nextStep { object["nextStep"] = nextStep }
+                return object
+            },
+            "devices": devices.map { $0.jsonObject() },
+        ]
+    }
+}

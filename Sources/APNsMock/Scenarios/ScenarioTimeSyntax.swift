@@ -1,0 +1,75 @@
+import Foundation
+
+/// Parses the duration and time syntax of scenario files: `200ms`, `10s`, `1m30s`, `2h`, `-2d`, `+30s`, `1.5s`.
+enum ScenarioTimeSyntax {
+    private static let units: [(suffix: String, milliseconds: Double)] = [
+        ("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000),
+    ]
+
+    /// A signed duration in whole milliseconds, or a message saying what is wrong.
+    static func parseSignedDuration(_ text: String) -> Result<Int64, SyntaxError> {
+        var rest = Substring(text.trimmingCharacters(in: .whitespaces))
+        var sign: Int64 = 1
+        if rest.first == "-" {
+            sign = -1
+            rest = rest.dropFirst()
+        } else if rest.first == "+" {
+            rest = rest.dropFirst()
+        }
+        guard !rest.isEmpty else { return .failure(SyntaxError("'\(text)' is not a duration")) }
+        if rest == "0" { return .success(0) }
+        var total = 0.0
+        while !rest.isEmpty {
+            let number = rest.prefix(while: { $0.isASCII && ($0.isNumber || $0 == ".") })
+            guard !number.isEmpty, let value = Double(number) else {
+                return .failure(SyntaxError("'\(text)' is not a duration; write e.g. 200ms, 10s, 1m30s, 2h or 2d"))
+            }
+            rest = rest.dropFirst(number.count)
+            let unitText = rest.prefix(while: { $0.isLetter })
+            guard !unitText.isEmpty else {
+                return .failure(SyntaxError("'\(text)' has no unit; write ms, s, m, h or d after the number"))
+            }
+            guard let unit = units.first(where: { $0.suffix == unitText }) else {
+                return .failure(SyntaxError("'\(text)' has unknown unit '\(unitText)'; use ms, s, m, h or d"))
+            }
+            rest = rest.dropFirst(unitText.count)
+            total += value * unit.milliseconds
+        }
+        guard total.rounded() == total else {
+            return .failure(SyntaxError("'\(text)' is not a whole number of milliseconds"))
+        }
+        guard total < 9.0e15 else { return .failure(SyntaxError("'\(text)' is too long")) }
+        return .success(sign * Int64(total))
+    }
+
+    /// Milliseconds since the epoch from an ISO 8601 date such as `2025-01-31T12:00:00Z`.
+    static func parseISO8601(_ text: String) -> Int64? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = formatter.date(from: text) { return Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+        formatter.formatOptions = [.withInternetDateTime]
+        if let date = formatter.date(from: text) { return Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+        return nil
+    }
+
+    /// `90000` → `1m30s`, `1500` → `1s500ms`: a form that parses back to the same value.
+    static func format(milliseconds: Int64) -> String {
+        if milliseconds == 0 { return "0s" }
+        var rest = milliseconds.magnitude
+        var text = milliseconds < 0 ? "-" : ""
+        for unit in units.reversed() {
+            let size = UInt64(unit.milliseconds)
+            let count = rest / size
+            if count > 0 {
+                text += "\(count)\(unit.suffix)"
+                rest -= count * size
+            }
+        }
+        return text
+    }
+
+    struct SyntaxError: Error {
+        var message: String
+        init(_ message: String) { self.message = message }
+    }
+}
