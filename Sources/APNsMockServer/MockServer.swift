@@ -15,6 +15,8 @@ public final class MockServer: Sendable {
     public let configuration: ServerConfiguration
     public let store: NotificationStore
     public let tracker: ConnectionTracker
+    /// The scenario in force; `replace(with:)` changes it at run time.
+    public let scenario: ActiveScenario
     public let providerPort: Int
     public let adminPort: Int
 
@@ -30,6 +32,7 @@ public final class MockServer: Sendable {
         configuration: ServerConfiguration,
         store: NotificationStore,
         tracker: ConnectionTracker,
+        scenario: ActiveScenario,
         group: MultiThreadedEventLoopGroup,
         provider: ProviderListener,
         adminPort: Int,
@@ -42,6 +45,7 @@ public final class MockServer: Sendable {
         self.configuration = configuration
         self.store = store
         self.tracker = tracker
+        self.scenario = scenario
         self.group = group
         self.provider = provider
         self.providerPort = provider.port
@@ -71,6 +75,14 @@ public final class MockServer: Sendable {
             )
         }
         let authentication = try configuration.makeAuthenticationPolicy()
+        let scenario = ActiveScenario()
+        if let file = configuration.scenarioFile {
+            do {
+                scenario.replace(with: try ScenarioLoader.load(file: file))
+            } catch {
+                throw StartupError.scenario(error.description)
+            }
+        }
         var recordFile: RecordFileWriter?
         if let path = configuration.recordFile {
             do {
@@ -91,7 +103,8 @@ public final class MockServer: Sendable {
             authentication: authentication,
             environment: configuration.environment,
             maxConcurrentStreams: configuration.http2.maxConcurrentStreams,
-            store: store
+            store: store,
+            scenario: scenario
         )
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads)
         let provider: ProviderListener
@@ -119,6 +132,7 @@ public final class MockServer: Sendable {
             store: store,
             tracker: tracker,
             metrics: metrics,
+            scenario: scenario,
             providerIsListening: { provider.channel.isActive },
             adminToken: configuration.adminToken
         )
@@ -135,6 +149,7 @@ public final class MockServer: Sendable {
             configuration: configuration,
             store: store,
             tracker: tracker,
+            scenario: scenario,
             group: group,
             provider: provider,
             adminPort: adminPort,
@@ -150,6 +165,7 @@ public final class MockServer: Sendable {
                 "admin": "http://\(configuration.adminHost):\(adminPort)",
                 "environment": "\(configuration.environment.rawValue)",
                 "auth": "\(configuration.authMode.rawValue)",
+                "scenario": "\(configuration.scenarioFile.map { _ in scenario.current.scenario.name } ?? "none")",
                 "token-keys": "\(authentication.verifier.keys.keys.sorted().joined(separator: ","))",
             ]
         )
@@ -246,6 +262,7 @@ public enum StartupError: Error, CustomStringConvertible {
     case certificates(certificate: String, key: String, underlying: String)
     case bind(what: String, host: String, port: Int, underlying: String)
     case recordFile(String)
+    case scenario(String)
 
     public var description: String {
         switch self {
@@ -257,6 +274,8 @@ public enum StartupError: Error, CustomStringConvertible {
             return "cannot listen for the \(what) port on \(host):\(port): \(underlying)"
         case .recordFile(let message):
             return message
+        case .scenario(let problems):
+            return "the scenario file is not valid:\n" + problems
         }
     }
 }

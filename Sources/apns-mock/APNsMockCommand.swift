@@ -5,7 +5,7 @@ struct APNsMockCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apns-mock",
         abstract: "A mock Apple Push Notification service: HTTP/2 + TLS, APNs-exact answers, recorded requests.",
-        subcommands: [ServeCommand.self, CertsCommand.self, TokenCommand.self],
+        subcommands: [ServeCommand.self, CertsCommand.self, TokenCommand.self, ScenarioCommand.self],
         defaultSubcommand: ServeCommand.self
     )
 }

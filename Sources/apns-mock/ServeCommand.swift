@@ -64,6 +64,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("admin-token"), help: ArgumentHelp(ConfigurationKey.adminToken.help)) var adminToken: String?
     @Option(name: .customLong("shutdown-grace-period"), help: ArgumentHelp(ConfigurationKey.shutdownGracePeriod.help))
     var shutdownGracePeriod: String?
+    @Option(help: ArgumentHelp(ConfigurationKey.scenario.help)) var scenario: String?
 
     var flags: [ConfigurationKey: String] {
         let pairs: [(ConfigurationKey, String?)] = [
@@ -80,7 +81,7 @@ struct ServeCommand: AsyncParsableCommand {
             (.tokenClockSkew, tokenClockSkew), (.environmentKeyReason, environmentKeyReason),
             (.expiredTokenPoisonsConnection, expiredTokenPoisonsConnection), (.config, config),
             (.recordFile, recordFile), (.logFormat, logFormat), (.adminToken, adminToken),
-            (.shutdownGracePeriod, shutdownGracePeriod),
+            (.shutdownGracePeriod, shutdownGracePeriod), (.scenario, scenario),
         ]
         return Dictionary(uniqueKeysWithValues: pairs.compactMap { key, value in value.map { (key, $0) } })
     }

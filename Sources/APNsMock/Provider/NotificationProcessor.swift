@@ -13,6 +13,10 @@ public struct ConnectionInfo: Sendable, Equatable {
 
 /// Turns a complete request into APNs' answer and records both: the one place where the provider endpoint
 /// decides. It is called on the connection's event loop, so it does no blocking work.
+///
+/// The order: an oversized header list (431); a matching scenario rule, whose scripted answer or fault
+/// replaces everything else; the route (405, 404); authentication (403, 429); validation (400, 413); the
+/// scenario's device registry (400, 410). Then the scenario's per-connection rules see the answer.
 public final class NotificationProcessor: Sendable {
     public let validator: RequestValidator
     public let authentication: AuthenticationPolicy
@@ -20,6 +24,7 @@ public final class NotificationProcessor: Sendable {
     /// SETTINGS_MAX_CONCURRENT_STREAMS once a connection is no longer limited to one stream.
     public let maxConcurrentStreams: UInt32
     public let store: NotificationStore
+    public let scenario: ActiveScenario
     private let now: @Sendable () -> Int64
 
     /// - Parameter now: the wall clock in milliseconds since the epoch (injectable for tests).
@@ -29,6 +34,7 @@ public final class NotificationProcessor: Sendable {
         environment: APNsEnvironment = .development,
         maxConcurrentStreams: UInt32 = 1000,
         store: NotificationStore,
+        scenario: ActiveScenario? = nil,
         now: @escaping @Sendable () -> Int64 = NotificationProcessor.systemMilliseconds
     ) {
         self.validator = validator
@@ -36,6 +42,7 @@ public final class NotificationProcessor: Sendable {
         self.environment = environment
         self.maxConcurrentStreams = maxConcurrentStreams
         self.store = store
+        self.scenario = scenario ?? ActiveScenario(now: now)
         self.now = now
     }
 
@@ -48,12 +55,20 @@ public final class NotificationProcessor: Sendable {
         ConnectionAuthState(certificate: certificate, mode: authentication.mode)
     }
 
+    /// Everything a new connection keeps between requests.
+    public func makeConnectionState(certificate: CertificateIdentity?) -> ProviderConnectionState {
+        ProviderConnectionState(
+            auth: makeAuthState(certificate: certificate),
+            scenario: scenario.current.makeConnectionState(maxConcurrentStreams: maxConcurrentStreams)
+        )
+    }
+
     /// SETTINGS_MAX_CONCURRENT_STREAMS for a new connection: 1 until a valid token arrives, as APNs does.
     public func initialMaxConcurrentStreams(for auth: ConnectionAuthState) -> UInt32 {
         auth.isStreamGated ? 1 : maxConcurrentStreams
     }
 
-    /// Decides the answer to `request`, records it, and returns the decision.
+    /// Decides for `request` on a connection with only authentication state (no scenario connection rules).
     public func process(
         _ request: APNsRequest,
         streamID: Int32,
@@ -61,70 +76,156 @@ public final class NotificationProcessor: Sendable {
         auth: inout ConnectionAuthState,
         ids: inout APNsIDGenerator
     ) -> ProviderDecision {
+        var state = ProviderConnectionState(
+            auth: auth,
+            scenario: ScenarioConnectionState(policy: ScenarioConnectionPolicy(), maxConcurrentStreams: maxConcurrentStreams)
+        )
+        defer { auth = state.auth }
+        return process(request, streamID: streamID, connection: connection, state: &state, ids: &ids)
+    }
+
+    /// Decides the answer to `request`, records it, and returns the decision.
+    public func process(
+        _ request: APNsRequest,
+        streamID: Int32,
+        connection: ConnectionInfo,
+        state: inout ProviderConnectionState,
+        ids: inout APNsIDGenerator
+    ) -> ProviderDecision {
         let headers = APNsHeaders(request.headers)
         let receivedAt = now()
+        let engine = scenario.current
         var actions: [ConnectionAction] = []
         var authRecord: AuthenticationRecord?
+        var scripted: ScenarioDecision?
+        var verdict: RequestValidator.Verdict
+        var scriptedResponse: ScenarioResponse?
 
-        var verdict = validator.routeVerdict(request)
-        if verdict == .accepted {
-            let outcome = auth.authenticate(
-                authorization: headers.authorization,
-                policy: authentication,
-                environment: environment,
-                nowMilliseconds: receivedAt
-            )
-            authRecord = outcome.record
-            if outcome.wrongCertificateEnvironment {
-                return refuseWrongCertificateEnvironment(request, streamID: streamID, connection: connection, at: receivedAt, auth: outcome.record)
-            }
-            if let rejection = outcome.rejection {
-                verdict = .rejected(rejection)
-            } else {
-                verdict = validator.validate(
-                    request,
-                    headers: headers,
-                    defaultTopic: outcome.defaultTopic,
-                    allowedTopics: outcome.allowedTopics
-                )
-            }
-            if outcome.raiseStreamLimit { actions.append(.setMaxConcurrentStreams(maxConcurrentStreams)) }
-        }
-
-        // Echo a well-formed apns-id exactly as sent (aioapns matches answers by it); otherwise make one.
-        let apnsID: String
-        if let sent = headers.apnsID, RequestValidator.isCanonicalUUID(sent) {
-            apnsID = sent
+        if request.headerListTooLarge {
+            verdict = .headerListTooLarge
         } else {
-            apnsID = ids.next(uppercase: true)
+            scripted = engine.evaluate(request, headers: headers, connection: connection.id)
+            verdict = .accepted
         }
-        var response = APNsResponse(status: 200, apnsID: apnsID)
-        if environment == .development { response.uniqueID = ids.next(uppercase: false) }
 
-        switch verdict {
-        case .accepted:
+        switch scripted?.answer {
+        case .respond(let answer):
+            scriptedResponse = answer
+        case .none?:
             break
-        case .rejected(let reason):
-            response.status = reason.status
-            response.reason = reason
-            if reason.carriesTimestamp { response.timestamp = receivedAt }
-        case .headerListTooLarge:
-            response.status = 431
+        case .validated?, nil:
+            if verdict == .accepted {
+                verdict = validator.routeVerdict(request)
+            }
+            if verdict == .accepted {
+                let outcome = state.auth.authenticate(
+                    authorization: headers.authorization,
+                    policy: authentication,
+                    environment: environment,
+                    nowMilliseconds: receivedAt
+                )
+                authRecord = outcome.record
+                if outcome.wrongCertificateEnvironment {
+                    return refuseWrongCertificateEnvironment(request, streamID: streamID, connection: connection, at: receivedAt, auth: outcome.record)
+                }
+                if let rejection = outcome.rejection {
+                    verdict = .rejected(rejection)
+                } else {
+                    verdict = validator.validate(
+                        request,
+                        headers: headers,
+                        defaultTopic: outcome.defaultTopic,
+                        allowedTopics: outcome.allowedTopics
+                    )
+                    if verdict == .accepted, let token = request.deviceToken {
+                        scriptedResponse = engine.deviceCheck(
+                            token: token,
+                            topic: headers.topic ?? outcome.defaultTopic,
+                            environment: environment,
+                            now: receivedAt
+                        )
+                    }
+                }
+                if outcome.raiseStreamLimit { actions.append(.setMaxConcurrentStreams(maxConcurrentStreams)) }
+            }
         }
 
-        store.append(
-            RecordedNotification(
-                sequence: 0,
-                receivedAt: receivedAt,
-                connectionID: connection.id,
-                streamID: streamID,
-                request: request,
-                response: response,
-                authentication: authRecord
-            )
+        var response: APNsResponse?
+        let answers = scripted.map { $0.answer != .none } ?? true
+        if answers {
+            // Echo a well-formed apns-id exactly as sent (aioapns matches answers by it); otherwise make one.
+            let apnsID: String
+            if let sent = headers.apnsID, RequestValidator.isCanonicalUUID(sent) {
+                apnsID = sent
+            } else {
+                apnsID = ids.next(uppercase: true)
+            }
+            var answer = APNsResponse(status: 200, apnsID: apnsID)
+            if environment == .development { answer.uniqueID = ids.next(uppercase: false) }
+            if let scriptedResponse {
+                answer.status = scriptedResponse.status
+                answer.reason = scriptedResponse.reason
+                if answer.reason?.carriesTimestamp == true { answer.timestamp = scriptedResponse.timestamp ?? receivedAt }
+            } else {
+                switch verdict {
+                case .accepted:
+                    break
+                case .rejected(let reason):
+                    answer.status = reason.status
+                    answer.reason = reason
+                    if reason.carriesTimestamp { answer.timestamp = receivedAt }
+                case .headerListTooLarge:
+                    answer.status = 431
+                }
+            }
+            actions += state.scenario.record(status: answer.status, reason: answer.reason)
+            response = answer
+        }
+
+        var streamFault: StreamFault?
+        var faultNotes: [String] = []
+        for fault in scripted?.faults ?? [] {
+            switch fault {
+            case .goAway(let errorCode, let lastStreamID, let debugData):
+                actions += [.goAway(errorCode: errorCode, lastStreamID: lastStreamID, debugData: debugData), .close]
+                faultNotes.append("GOAWAY \(Self.errorName(errorCode))\(debugData.isEmpty ? "" : " " + debugData), then close")
+            case .resetStream(let errorCode):
+                streamFault = .reset(errorCode: errorCode)
+                faultNotes.append("RST_STREAM \(Self.errorName(errorCode))")
+            case .drop:
+                actions.append(.drop)
+                faultNotes.append("connection dropped")
+            case .hang:
+                streamFault = .hang
+                faultNotes.append("no answer (hang)")
+            case .setMaxConcurrentStreams(let value):
+                actions.append(.setMaxConcurrentStreams(value))
+                faultNotes.append("SETTINGS_MAX_CONCURRENT_STREAMS \(value)")
+            case .closeAfterAnswer:
+                actions.append(.close)
+                faultNotes.append("connection closed after the answer")
+            }
+        }
+        // A stream fault or a dropped connection means the answer never reaches the client.
+        if streamFault != nil || actions.contains(.drop) { response = nil }
+
+        var recorded = RecordedNotification(
+            sequence: 0,
+            receivedAt: receivedAt,
+            connectionID: connection.id,
+            streamID: streamID,
+            request: request,
+            response: response,
+            abandonedBecause: response == nil ? "no answer: " + (faultNotes.isEmpty ? "scenario" : faultNotes.joined(separator: ", ")) : nil,
+            authentication: authRecord
         )
-        return ProviderDecision(response: response, actions: actions)
+        recorded.scenarioRule = scripted?.ruleName
+        recorded.faults = faultNotes
+        store.append(recorded)
+        return ProviderDecision(response: response, streamFault: streamFault, actions: actions, delay: scripted?.delay)
     }
+
+    static func errorName(_ code: UInt32) -> String { HTTP2ErrorCodeName.name(of: code) }
 
     /// APNs answers a certificate for the other environment with GOAWAY `{"reason":"BadCertificateEnvironment"}`
     /// (last stream 0, so the request counts as unprocessed), then a bare GOAWAY, then closes.

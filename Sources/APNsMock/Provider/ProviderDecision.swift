@@ -6,16 +6,44 @@ public enum ConnectionAction: Sendable, Equatable {
     case close
     /// Send a SETTINGS frame with a new SETTINGS_MAX_CONCURRENT_STREAMS.
     case setMaxConcurrentStreams(UInt32)
+    /// Close the TCP connection at once, without another frame (a scripted network fault).
+    case drop
+}
+
+/// What happens to the request's own stream when it gets no answer.
+public enum StreamFault: Sendable, Equatable {
+    /// RST_STREAM with this HTTP/2 error code.
+    case reset(errorCode: UInt32)
+    /// Never answer; the stream stays open until the client gives up or the connection closes.
+    case hang
+}
+
+/// Everything a connection keeps between its requests: authentication and the scenario's connection rules.
+public struct ProviderConnectionState: Sendable {
+    public var auth: ConnectionAuthState
+    public var scenario: ScenarioConnectionState
+
+    public init(auth: ConnectionAuthState, scenario: ScenarioConnectionState) {
+        self.auth = auth
+        self.scenario = scenario
+    }
 }
 
 /// What the provider endpoint decided for one request.
 public struct ProviderDecision: Sendable, Equatable {
     /// The answer for the request's stream, or `nil` when the stream gets none (a connection-level refusal).
     public var response: APNsResponse?
+    /// What the stream gets instead of an answer, when `response` is `nil` by a scenario's choice.
+    public var streamFault: StreamFault?
+    /// Connection actions, carried out after the answer (or the stream fault).
     public var actions: [ConnectionAction]
+    /// Wait this long before answering (a scenario's latency).
+    public var delay: Duration?
 
-    public init(response: APNsResponse?, actions: [ConnectionAction] = []) {
+    public init(response: APNsResponse?, streamFault: StreamFault? = nil, actions: [ConnectionAction] = [], delay: Duration? = nil) {
         self.response = response
+        self.streamFault = streamFault
         self.actions = actions
+        self.delay = delay
     }
 }

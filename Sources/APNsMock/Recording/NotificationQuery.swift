@@ -12,6 +12,8 @@ public struct NotificationQuery: Sendable, Equatable {
     public var authMethod: String?
     public var keyID: String?
     public var teamID: String?
+    /// The scenario rule that answered.
+    public var scenarioRule: String?
     /// At most this many, the earliest first.
     public var limit: Int?
 
@@ -44,6 +46,7 @@ public struct NotificationQuery: Sendable, Equatable {
         if let reason, notification.response?.reason?.rawValue != reason { return false }
         if let apnsID, notification.apnsID?.lowercased() != apnsID.lowercased() { return false }
         if let since, notification.receivedAt < since { return false }
+        if let scenarioRule, notification.scenarioRule != scenarioRule { return false }
         if authMethod != nil || keyID != nil || teamID != nil {
             guard let authentication = notification.authentication else { return false }
             if let authMethod, authentication.method != authMethod { return false }

@@ -23,6 +23,8 @@ extension RecordedNotification {
         object["authority"] = request.authority ?? NSNull()
         object["payload"] = JSONObjectCheck.parseObject(request.payload) ?? NSNull()
         object["authentication"] = authentication.map(Self.json(authentication:)) ?? NSNull()
+        object["scenarioRule"] = scenarioRule ?? NSNull()
+        if !faults.isEmpty { object["faults"] = faults }
         if let response {
             var answer: [String: Any] = ["status": response.status, "apnsId": response.apnsID]
             answer["reason"] = response.reason?.rawValue ?? NSNull()

@@ -11,8 +11,13 @@ public struct RecordedNotification: Sendable, Equatable {
     public var response: APNsResponse?
     /// Why there is no answer: the client reset the stream, or the connection closed before the request ended.
     public var abandonedBecause: String?
-    /// How the request was authenticated (`nil` when it was refused before authentication, e.g. 404).
+    /// How the request was authenticated (`nil` when it was refused before authentication, e.g. 404, or
+    /// answered by a scenario rule).
     public var authentication: AuthenticationRecord?
+    /// The scenario rule that decided the answer, if one did.
+    public var scenarioRule: String?
+    /// Faults a scenario injected with or instead of the answer (`RST_STREAM CANCEL`, `GOAWAY …`, `drop`).
+    public var faults: [String] = []
 
     public init(
         sequence: UInt64,

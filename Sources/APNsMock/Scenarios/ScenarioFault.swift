@@ -17,7 +17,8 @@ public enum ScenarioFault: Sendable, Equatable {
 }
 
 /// HTTP/2 error codes (RFC 9113 §7) by name, for scenario files and for showing a scenario.
-enum HTTP2ErrorCodeName {
+/// RFC 9113's error code names, for scenario files, recordings and logs.
+public enum HTTP2ErrorCodeName {
     static let all: [(name: String, code: UInt32)] = [
         ("NO_ERROR", 0x0), ("PROTOCOL_ERROR", 0x1), ("INTERNAL_ERROR", 0x2), ("FLOW_CONTROL_ERROR", 0x3),
         ("SETTINGS_TIMEOUT", 0x4), ("STREAM_CLOSED", 0x5), ("FRAME_SIZE_ERROR", 0x6), ("REFUSED_STREAM", 0x7),
@@ -26,6 +27,11 @@ enum HTTP2ErrorCodeName {
     ]
 
     /// The code for a name, case-insensitively.
+    /// `CANCEL` for 8; `0x1f` for codes RFC 9113 does not name.
+    public static func name(of code: UInt32) -> String {
+        all.first(where: { $0.code == code })?.name ?? "0x" + String(code, radix: 16)
+    }
+
     static func code(named name: String) -> UInt32? {
         let upper = name.uppercased()
         return all.first(where: { $0.name == upper })?.code

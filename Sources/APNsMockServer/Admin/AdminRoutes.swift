@@ -7,6 +7,7 @@ struct AdminContext: Sendable {
     let store: NotificationStore
     let tracker: ConnectionTracker
     let metrics: ProviderMetrics
+    let scenario: ActiveScenario
     /// True once the provider port is listening (the admin port is listening whenever routes run).
     let providerIsListening: @Sendable () -> Bool
     /// When set, every route but the health checks needs `Authorization: Bearer <adminToken>`.
@@ -41,7 +42,14 @@ enum AdminRoutes {
         }
 
         router.get("/metrics") { _, _ -> Response in
-            let text = admin.metrics.render(tracker: admin.tracker, recorder: admin.store.statistics(), extra: [])
+            let snapshot = admin.scenario.current.snapshot()
+            let hits = snapshot.rules.map { rule in
+                (
+                    name: "scenario_rule_hits", unit: "", labels: [("rule", rule.name)], value: Double(rule.hits),
+                    help: "Requests each rule of the active scenario decided since it was loaded or reset."
+                )
+            }
+            let text = admin.metrics.render(tracker: admin.tracker, recorder: admin.store.statistics(), extra: hits)
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
@@ -108,7 +116,76 @@ enum AdminRoutes {
                 ],
             ])
         }
+        addScenarioRoutes(to: router, admin)
+        addDeviceRoutes(to: router, admin)
         return router
+    }
+
+    /// `GET/PUT/DELETE /admin/scenario`, `POST /admin/scenario/reset`.
+    static func addScenarioRoutes(to router: Router<BasicRequestContext>, _ admin: AdminContext) {
+        router.get("/admin/scenario") { _, _ -> Response in
+            json(admin.scenario.current.snapshot().jsonObject())
+        }
+        // Replace with a posted YAML or JSON scenario, validated first: on error the old one stays.
+        router.put("/admin/scenario") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 4 * 1024 * 1024)
+            do throws(ScenarioLoadError) {
+                let scenario = try ScenarioLoader.load(text: String(buffer: body), source: "PUT /admin/scenario")
+                admin.scenario.replace(with: scenario)
+                return json(admin.scenario.current.snapshot().jsonObject())
+            } catch {
+                return json(
+                    ["error": "the scenario is not valid; the previous one stays in force", "problems": error.problems.map(\.description)],
+                    status: .badRequest
+                )
+            }
+        }
+        router.delete("/admin/scenario") { _, _ -> Response in
+            admin.scenario.replace(with: .empty)
+            return json(admin.scenario.current.snapshot().jsonObject())
+        }
+        router.post("/admin/scenario/reset") { _, _ -> Response in
+            admin.scenario.current.reset()
+            return json(admin.scenario.current.snapshot().jsonObject())
+        }
+    }
+
+    /// The device registry: devices with a token, topic and environment, unregistered at a time or not.
+    static func addDeviceRoutes(to router: Router<BasicRequestContext>, _ admin: AdminContext) {
+        router.get("/admin/devices") { _, _ -> Response in
+            json(["devices": admin.scenario.current.devices.list().map { $0.jsonObject() }])
+        }
+        router.post("/admin/devices") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 1024 * 1024)
+            do throws(DeviceJSONError) {
+                let device = try Device(json: Array(body.readableBytesView))
+                admin.scenario.current.devices.add(device)
+                return json(device.jsonObject(), status: .created)
+            } catch {
+                return json(["error": error.message, "parameter": error.field ?? "body"], status: .badRequest)
+            }
+        }
+        router.post("/admin/devices/:token/unregister") { request, context -> Response in
+            let token = context.parameters.get("token") ?? ""
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            let timestamp: Int64
+            do throws(DeviceJSONError) {
+                timestamp = try Device.unregisterTimestamp(json: Array(body.readableBytesView), now: NotificationProcessor.systemMilliseconds())
+            } catch {
+                return json(["error": error.message, "parameter": error.field ?? "body"], status: .badRequest)
+            }
+            guard let device = admin.scenario.current.devices.unregister(token: token, at: timestamp) else {
+                return json(["error": "no device with token \(token)"], status: .notFound)
+            }
+            return json(device.jsonObject())
+        }
+        router.delete("/admin/devices/:token") { _, context -> Response in
+            let token = context.parameters.get("token") ?? ""
+            guard admin.scenario.current.devices.remove(token: token) != nil else {
+                return json(["error": "no device with token \(token)"], status: .notFound)
+            }
+            return json(["removed": token])
+        }
     }
 
     // MARK: Helpers

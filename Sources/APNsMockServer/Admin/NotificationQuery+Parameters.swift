@@ -36,6 +36,7 @@ extension NotificationQuery {
                 }
                 authMethod = value
             case "key-id": keyID = value
+            case "rule": scenarioRule = value
             case "team-id": teamID = value
             case "since":
                 guard let millis = AdminTime.milliseconds(value) else {

@@ -62,6 +62,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
     case logFormat = "log-format"
     case adminToken = "admin-token"
     case shutdownGracePeriod = "shutdown-grace-period"
+    case scenario
 
     /// `--port`
     public var flag: String { "--" + rawValue }
@@ -118,6 +119,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
             return "Require 'Authorization: Bearer <token>' on every admin route except /healthz and /readyz. Default none."
         case .shutdownGracePeriod:
             return "Seconds in-flight streams get to finish after SIGTERM/SIGINT before connections are closed. Default 10."
+        case .scenario: return "A scenario file (YAML or JSON) to start with; see Scenarios/. Default none."
         }
     }
 
@@ -210,6 +212,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
         case .adminToken: configuration.adminToken = try nonEmpty()
         case .shutdownGracePeriod:
             configuration.shutdownGracePeriod = .seconds(try integer(0...3600, "a number of seconds"))
+        case .scenario: configuration.scenarioFile = try nonEmpty()
         }
     }
 }

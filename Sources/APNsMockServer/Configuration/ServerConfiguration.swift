@@ -51,6 +51,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// When set, admin routes (except health) need `Authorization: Bearer <adminToken>`.
     public var adminToken: String?
     public var shutdownGracePeriod: Duration = .seconds(10)
+    /// The scenario to start with.
+    public var scenarioFile: String?
 
     public init() {}
 

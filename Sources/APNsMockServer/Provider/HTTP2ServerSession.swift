@@ -258,6 +258,18 @@ final class HTTP2ServerSession {
         }
     }
 
+    /// Resets a stream (RST_STREAM) instead of answering it.
+    func resetStream(_ streamID: Int32, errorCode: UInt32) {
+        guard let session, let stream = stream(streamID), !stream.answered else { return }
+        stream.answered = true
+        _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, errorCode)
+    }
+
+    /// Marks a stream as deliberately left unanswered, so closing it later is not reported as abandoned.
+    func leaveUnanswered(_ streamID: Int32) {
+        stream(streamID)?.answered = true
+    }
+
     /// Queues a GOAWAY with an error code and optional debug data (APNs puts `{"reason":…}` there).
     func goAway(errorCode: UInt32 = 0, lastStreamID: Int32? = nil, debugData: String = "") {
         guard let session else { return }
@@ -437,14 +449,7 @@ final class HTTP2ServerSession {
         return memcmp(bytes.baseAddress!, literal.utf8Start, bytes.count) == 0
     }
 
-    static func errorName(_ code: UInt32) -> String {
-        let names = [
-            "NO_ERROR", "PROTOCOL_ERROR", "INTERNAL_ERROR", "FLOW_CONTROL_ERROR", "SETTINGS_TIMEOUT",
-            "STREAM_CLOSED", "FRAME_SIZE_ERROR", "REFUSED_STREAM", "CANCEL", "COMPRESSION_ERROR",
-            "CONNECT_ERROR", "ENHANCE_YOUR_CALM", "INADEQUATE_SECURITY", "HTTP_1_1_REQUIRED",
-        ]
-        return Int(code) < names.count ? names[Int(code)] : "0x" + String(code, radix: 16)
-    }
+    static func errorName(_ code: UInt32) -> String { HTTP2ErrorCodeName.name(of: code) }
 
     /// `GET / HTTP/1.1`-style: an upper-case method token and a space.
     static func looksLikeHTTP1RequestLine(_ bytes: UnsafeRawBufferPointer) -> Bool {

@@ -22,7 +22,9 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
     private var finished = false
     private var counted = false
     /// Set once TLS tells who the client is; SETTINGS wait for it, since their stream limit depends on it.
-    private var auth: ConnectionAuthState?
+    private var state: ProviderConnectionState?
+    /// A scenario outage said to refuse this connection with a GOAWAY once TLS is up.
+    private var outageGoAway: (errorCode: UInt32, debugData: String)?
     private let identify: @Sendable (NIOSSLCertificate) -> CertificateIdentity?
     /// A decision asked to close the connection once what is queued has been written.
     private var closeAfterWrite = false
@@ -84,10 +86,14 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
 
     /// Sends the server's SETTINGS once the peer is known: one stream only until a valid token, as APNs does.
     private func startSession(context: ChannelHandlerContext, certificate: CertificateIdentity?) {
-        guard auth == nil else { return }
-        let state = processor.makeAuthState(certificate: certificate)
-        auth = state
-        session.submitInitialSettings(advertisedMaxConcurrentStreams: processor.initialMaxConcurrentStreams(for: state))
+        guard state == nil else { return }
+        let fresh = processor.makeConnectionState(certificate: certificate)
+        state = fresh
+        session.submitInitialSettings(advertisedMaxConcurrentStreams: processor.initialMaxConcurrentStreams(for: fresh.auth))
+        if let outage = outageGoAway {
+            logger.info("scenario outage: refusing the connection with GOAWAY")
+            perform([.goAway(errorCode: outage.errorCode, lastStreamID: 0, debugData: outage.debugData), .close], context: context)
+        }
         flushOutput(context: context)
     }
 
@@ -102,11 +108,20 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         tracker.opened()
         connection.remoteAddress = context.channel.remoteAddress?.description
         logger.debug("provider connection opened", metadata: ["remote": "\(connection.remoteAddress ?? "?")"])
+        switch processor.scenario.current.isRefusingConnections() {
+        case .refuse?:
+            logger.info("scenario outage: refusing the connection")
+            close(context: context, because: "connection refused: scenario outage")
+        case .goAway(let errorCode, let debugData)?:
+            outageGoAway = (errorCode, debugData)
+        case nil:
+            break
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !finished else { return }
-        if auth == nil { startSession(context: context, certificate: nil) }
+        if state == nil { startSession(context: context, certificate: nil) }
         let buffer = unwrapInboundIn(data)
         let result = buffer.withUnsafeReadableBytes { bytes in
             Result { () throws(HTTP2SessionError) in try session.receive(bytes) }
@@ -114,7 +129,7 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         switch result {
         case .success(let events):
             peerSpeaksHTTP2 = true
-            handle(events)
+            handle(events, context: context)
         case .failure(.notHTTP2(let looksLikeHTTP1)):
             refuseNonHTTP2Client(context: context, looksLikeHTTP1: looksLikeHTTP1)
         case .failure(.fatal(let code, let message)):
@@ -151,14 +166,14 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
 
     // MARK: Private
 
-    private func handle(_ events: [HTTP2SessionEvent]) {
+    private func handle(_ events: [HTTP2SessionEvent], context: ChannelHandlerContext) {
         for event in events {
             switch event {
             case .request(let streamID, let request):
                 let started = ContinuousClock.now
-                var state = auth ?? processor.makeAuthState(certificate: nil)
-                let decision = processor.process(request, streamID: streamID, connection: connection, auth: &state, ids: &ids)
-                auth = state
+                var current = state ?? processor.makeConnectionState(certificate: nil)
+                let decision = processor.process(request, streamID: streamID, connection: connection, state: &current, ids: &ids)
+                state = current
                 logger.debug(
                     "request",
                     metadata: [
@@ -167,16 +182,49 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
                         "reason": "\(decision.response?.reason?.rawValue ?? "-")",
                     ]
                 )
-                if let response = decision.response {
-                    session.respond(streamID: streamID, with: response)
-                    count(response, pushType: request.headers.first(where: { $0.name == "apns-push-type" })?.value)
+                let pushType = request.headers.first(where: { $0.name == "apns-push-type" })?.value
+                if let delay = decision.delay, delay > .zero {
+                    // A scenario's latency: answer later on this event loop; the connection may be gone by then.
+                    context.eventLoop.assumeIsolated().scheduleTask(in: Self.timeAmount(delay)) {
+                        guard !self.finished else { return }
+                        self.carryOut(decision, streamID: streamID, pushType: pushType, started: started, context: context)
+                        self.flushOutput(context: context)
+                    }
+                } else {
+                    carryOut(decision, streamID: streamID, pushType: pushType, started: started, context: context)
                 }
-                perform(decision.actions)
-                metrics.latency.record(ContinuousClock.now - started)
             case .abandoned(let streamID, let request, let because):
                 processor.recordAbandoned(request, streamID: streamID, connection: connection, because: because)
             }
         }
+    }
+
+    private func carryOut(
+        _ decision: ProviderDecision,
+        streamID: Int32,
+        pushType: String?,
+        started: ContinuousClock.Instant,
+        context: ChannelHandlerContext
+    ) {
+        if let response = decision.response {
+            session.respond(streamID: streamID, with: response)
+            count(response, pushType: pushType)
+        }
+        switch decision.streamFault {
+        case .reset(let errorCode)?:
+            session.resetStream(streamID, errorCode: errorCode)
+        case .hang?:
+            session.leaveUnanswered(streamID)
+        case nil:
+            break
+        }
+        perform(decision.actions, context: context)
+        metrics.latency.record(ContinuousClock.now - started)
+    }
+
+    static func timeAmount(_ duration: Duration) -> TimeAmount {
+        let (seconds, attoseconds) = duration.components
+        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 
     /// The server is stopping: a GOAWAY with APNs' `{"reason":"Shutdown"}` tells the client to open no more
@@ -212,7 +260,7 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         }
     }
 
-    private func perform(_ actions: [ConnectionAction]) {
+    private func perform(_ actions: [ConnectionAction], context: ChannelHandlerContext) {
         for action in actions {
             switch action {
             case .goAway(let errorCode, let lastStreamID, let debugData):
@@ -222,6 +270,10 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
                 closeAfterWrite = true
             case .setMaxConcurrentStreams(let value):
                 session.submitMaxConcurrentStreams(value)
+            case .drop:
+                logger.info("scenario: dropping the connection")
+                close(context: context, because: "connection dropped by the scenario before the request ended")
+                return
             }
         }
     }
@@ -238,7 +290,7 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
                 close(context: context, because: "connection closed after an HTTP/2 error")
                 return
             }
-            handle(session.takeEvents())
+            handle(session.takeEvents(), context: context)
             guard drained > 0 else { break }
             context.writeAndFlush(wrapOutboundOut(output), promise: nil)
         }
@@ -281,7 +333,10 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
     private func finish(because reason: String) {
         guard !finished else { return }
         finished = true
-        handle(session.close(because: reason))
+        for case .abandoned(let streamID, let request, let because) in session.close(because: reason) {
+            processor.recordAbandoned(request, streamID: streamID, connection: connection, because: because)
+        }
+        processor.scenario.current.connectionClosed(connection.id)
         if counted {
             tracker.closed()
             logger.debug("provider connection closed")
