@@ -1,0 +1,22 @@
+import APNsMockServer
+import Foundation
+import Testing
+
+/// The README's configuration table is the contract users copy into CI: every setting must be in it.
+@Suite("README")
+struct ReadmeTests {
+    static let readme = (try? String(contentsOf: TestPaths.repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)) ?? ""
+
+    @Test(arguments: ConfigurationKey.allCases)
+    func documentsEverySettingsFlagAndVariable(key: ConfigurationKey) {
+        #expect(Self.readme.contains("`\(key.flag)`"), "README lacks \(key.flag)")
+        #expect(Self.readme.contains("`\(key.environmentVariable)`"), "README lacks \(key.environmentVariable)")
+    }
+
+    @Test func startsWithTheTwoQuickStartCommands() throws {
+        let quickStart = try #require(Self.readme.components(separatedBy: "## Quick start").dropFirst().first)
+        let firstBlock = quickStart.components(separatedBy: "```").dropFirst().first ?? ""
+        #expect(firstBlock.contains("scripts/run"))
+        #expect(firstBlock.contains("scripts/test"))
+    }
+}
