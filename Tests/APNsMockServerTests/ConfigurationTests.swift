@@ -111,6 +111,9 @@ struct ConfigurationTests {
             .acceptAnyClientCertificate: "APNS_MOCK_ACCEPT_ANY_CLIENT_CERTIFICATE", .clientCA: "APNS_MOCK_CLIENT_CA",
             .tokenClockSkew: "APNS_MOCK_TOKEN_CLOCK_SKEW", .environmentKeyReason: "APNS_MOCK_ENVIRONMENT_KEY_REASON",
             .expiredTokenPoisonsConnection: "APNS_MOCK_EXPIRED_TOKEN_POISONS_CONNECTION",
+            .config: "APNS_MOCK_CONFIG", .recordFile: "APNS_MOCK_RECORD_FILE", .logFormat: "APNS_MOCK_LOG_FORMAT",
+            .adminToken: "APNS_MOCK_ADMIN_TOKEN", .shutdownGracePeriod: "APNS_MOCK_SHUTDOWN_GRACE_PERIOD",
+            .scenario: "APNS_MOCK_SCENARIO",
         ]
         #expect(Set(expected.keys) == Set(ConfigurationKey.allCases))
         for key in ConfigurationKey.allCases {

@@ -379,15 +379,22 @@ struct NotificationStoreWaitTests {
         #expect(result.total == 2_000)
     }
 
+    /// Waits until the waiter is registered, so the appends below are certain to be seen by it.
+    private func untilWaiting(_ store: NotificationStore) async {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while store.waiterCount == 0, ContinuousClock.now < deadline { await Task.yield() }
+    }
+
     @Test func doesNotCountEvictedNotifications() async {
         let store = NotificationStore(capacity: 1)
         let waiter = Task {
-            await store.wait(for: NotificationQuery(deviceToken: tokenB), count: 2, timeout: .milliseconds(300))
+            await store.wait(for: NotificationQuery(deviceToken: tokenB), count: 2, timeout: .seconds(60))
         }
-        for _ in 0..<10 { await Task.yield() }
+        await untilWaiting(store)
         store.append(recording(token: tokenB))
         store.append(recording(token: tokenA))  // evicts the first B
         store.append(recording(token: tokenB))  // evicts A
+        waiter.cancel()  // ends the wait unsatisfied, with what matches now
         let result = await waiter.value
         #expect(!result.satisfied)
         #expect(result.notifications.map(\.sequence) == [3])
@@ -395,11 +402,12 @@ struct NotificationStoreWaitTests {
 
     @Test func doesNotCountNotificationsDroppedByClear() async {
         let store = NotificationStore()
-        let waiter = Task { await store.wait(for: NotificationQuery(), count: 2, timeout: .milliseconds(300)) }
-        for _ in 0..<10 { await Task.yield() }
+        let waiter = Task { await store.wait(for: NotificationQuery(), count: 2, timeout: .seconds(60)) }
+        await untilWaiting(store)
         store.append(recording())
         store.clear()
         store.append(recording())
+        waiter.cancel()  // ends the wait unsatisfied, with what matches now
         let result = await waiter.value
         #expect(!result.satisfied)
         #expect(result.notifications.map(\.sequence) == [2])

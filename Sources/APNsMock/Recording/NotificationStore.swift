@@ -121,6 +121,9 @@ public final class NotificationStore: Sendable {
         return state.withLock { state in state.records.last(where: query.matches) }
     }
 
+    /// Waits in progress (for tests that must know a waiter is registered before they append).
+    var waiterCount: Int { state.withLock { $0.waiters.count } }
+
     public func statistics() -> RecorderStatistics {
         state.withLock { $0.statistics }
     }

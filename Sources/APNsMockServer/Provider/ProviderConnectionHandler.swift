@@ -294,15 +294,17 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
             guard drained > 0 else { break }
             context.writeAndFlush(wrapOutboundOut(output), promise: nil)
         }
-        if closeAfterWrite {
-            finish(because: "connection closed by the server before the request ended")
-            context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0))).assumeIsolated().whenComplete { _ in
-                context.close(promise: nil)
-            }
-            return
+        if closeAfterWrite || session.isFinished {
+            finish(because: closeAfterWrite ? "connection closed by the server before the request ended" : "connection closed before the request ended")
+            closeAfterPendingWrites(context: context)
         }
-        if session.isFinished {
-            close(context: context, because: "connection closed before the request ended")
+    }
+
+    /// Closes once everything written so far has reached the socket: closing at once would discard writes
+    /// still queued in the channel (answers a client is waiting for, a GOAWAY).
+    private func closeAfterPendingWrites(context: ChannelHandlerContext) {
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0))).assumeIsolated().whenComplete { _ in
+            context.close(promise: nil)
         }
     }
 
