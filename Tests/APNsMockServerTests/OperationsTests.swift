@@ -99,7 +99,7 @@ struct OperationsTests {
         try await withTestServer { server in
             let load = Task {
                 try await ExternalTool.run("h2load", [
-                    "-D", "5", "-c", "4", "-m", "20", "-H", "apns-topic: \(TestData.topic)",
+                    "-D", "3", "-c", "4", "-m", "20", "-H", "apns-topic: \(TestData.topic)",
                     "-d", "/dev/stdin", server.deviceURL(TestData.deviceToken()),
                 ], stdin: Data(TestData.alertPayload.utf8))
             }
@@ -108,7 +108,11 @@ struct OperationsTests {
             let result = try await load.value
             let succeeded = Int(result.stdout.firstMatch(of: /(\d+) succeeded/)?.1 ?? "") ?? -1
             #expect(succeeded >= 200, "\(result)")
-            #expect(server.server.store.statistics().byStatus[200] == succeeded, "\(result)")
+            // Every 200 a client received is recorded. The recorder may hold a few more: answers to streams that
+            // were in flight when h2load's own clock stopped it (at most one window, 4 connections x 20 streams).
+            let recorded = server.server.store.statistics().byStatus[200] ?? 0
+            #expect(recorded >= succeeded, "\(result)")
+            #expect(recorded <= succeeded + 80, "\(result)")
             #expect(server.server.tracker.openConnections == 0)
         }
     }
