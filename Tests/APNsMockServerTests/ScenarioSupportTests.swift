@@ -90,7 +90,7 @@ extension AdminClient {
 
     /// `PUT /admin/scenario`, which must succeed; returns the new snapshot.
     @discardableResult
-    func putScenario(_ yaml: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> JSON {
+    func putScenario(_ yaml: String) async throws -> JSON {
         let (status, json) = try await call("PUT", "/admin/scenario", body: yaml)
         guard status == 200 else { throw TestFailure("PUT /admin/scenario answered \(status): \(json)") }
         return json
@@ -297,7 +297,45 @@ final class RawPusher {
             }
         }
         outcome.elapsed = ContinuousClock.now - started
+        if !isClosed, outcome.end != .timedOut {
+            try await barrier(&outcome)
+        }
         return outcome
+    }
+
+    /// Sends a PING and reads until its acknowledgement, so SETTINGS or GOAWAY frames the server queued with (or
+    /// just after) the answer are attributed to this push rather than the next.
+    private func barrier(_ outcome: inout RawOutcome) async throws {
+        let opaque: [UInt8] = [0x73, 0x63, 0x65, 0x6E, 0x61, 0x72, 0x69, 0x6F]  // "scenario"
+        do {
+            try await connection.send(FrameWriter.frame(.ping, streamID: 0, payload: opaque))
+        } catch {
+            return
+        }
+        while true {
+            let event: RawEvent?
+            do {
+                event = try await connection.nextEvent(timeout: .seconds(5))
+            } catch {
+                throw TestFailure("no PING acknowledgement within 5 s after \(outcome)")
+            }
+            guard let event else {
+                isClosed = true
+                return
+            }
+            guard case .frame(let frame) = event else { continue }
+            switch frame.kind {
+            case .ping where frame.flags & HTTP2Frame.ack != 0 && frame.payload == opaque:
+                return
+            case .settings where frame.flags & HTTP2Frame.ack == 0:
+                outcome.settings.append(frame.settings)
+                try? await connection.send(FrameWriter.settingsAck)
+            case .goAway:
+                outcome.goAway = GoAway(frame)
+            default:
+                continue
+            }
+        }
     }
 
     /// Whatever else the server sends until it closes the connection (fails if it stays open past `timeout`).

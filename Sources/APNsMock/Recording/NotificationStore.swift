@@ -53,7 +53,8 @@ public final class NotificationStore: Sendable {
 
     /// - Parameters:
     ///   - capacity: how many recordings to keep before evicting the oldest.
-    ///   - onAppend: called with every new recording, outside the lock (e.g. to write an NDJSON file).
+    ///   - onAppend: called with every new recording, in sequence order, while the store's lock is held: it must
+    ///     be quick and must not call back into the store (e.g. hand the recording to an NDJSON writer's buffer).
     public init(capacity: Int = 100_000, onAppend: (@Sendable (RecordedNotification) -> Void)? = nil) {
         precondition(capacity > 0, "a recorder must hold at least one notification")
         self.capacity = capacity
@@ -88,6 +89,8 @@ public final class NotificationStore: Sendable {
             }
             state.records.append(notification)
             state.statistics.stored = state.records.count
+            // Inside the lock, so a record file sees recordings in sequence order.
+            onAppend?(notification)
             if !state.waiters.isEmpty {
                 for id in Array(state.waiters.keys) where state.waiters[id]!.query.matches(notification) {
                     state.waiters[id]!.matched += 1
@@ -98,7 +101,6 @@ public final class NotificationStore: Sendable {
             }
         }
         for continuation in ready { continuation.resume(returning: true) }
-        onAppend?(notification)
         return notification.sequence
     }
 
