@@ -17,6 +17,8 @@ public final class DeviceRegistry: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Mirrors `entries.count` so the hot path skips the lock and the token's normalisation when no device is registered.
+    private let size = Atomic<Int>(0)
 
     public init(_ devices: [Device] = []) {
         for device in devices { add(device) }
@@ -33,6 +35,7 @@ public final class DeviceRegistry: Sendable {
                 state.entries[key] = Entry(device: device, topic: topic, order: state.nextOrder)
                 state.nextOrder += 1
             }
+            size.store(state.entries.count, ordering: .relaxed)
         }
     }
 
@@ -52,11 +55,17 @@ public final class DeviceRegistry: Sendable {
     @discardableResult
     public func remove(token: String) -> Device? {
         let key = Device.normalizedToken(token)
-        return state.withLock { $0.entries.removeValue(forKey: key)?.device }
+        return state.withLock { state in
+            defer { size.store(state.entries.count, ordering: .relaxed) }
+            return state.entries.removeValue(forKey: key)?.device
+        }
     }
 
     public func removeAll() {
-        state.withLock { $0.entries.removeAll() }
+        state.withLock { state in
+            state.entries.removeAll()
+            size.store(0, ordering: .relaxed)
+        }
     }
 
     /// Every device, in the order they were first added.
@@ -80,6 +89,7 @@ public final class DeviceRegistry: Sendable {
     /// topic other than the device's (`400 DeviceTokenNotForTopic`, compared case-insensitively; `nil` skips the
     /// check); then a device unregistered at or before `now` (`410 Unregistered` with that time).
     public func check(token: String, topic: String?, environment: APNsEnvironment, now: Int64) -> ScenarioResponse? {
+        if size.load(ordering: .relaxed) == 0 { return nil }
         let key = Device.normalizedToken(token)
         let requestTopic = topic.map { $0.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) ? $0.lowercased() : $0 }
         return state.withLock { state -> ScenarioResponse? in
