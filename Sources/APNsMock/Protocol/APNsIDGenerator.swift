@@ -32,8 +32,11 @@ public struct APNsIDGenerator: Sendable {
 
     /// A canonical 8-4-4-4-12 UUID string. APNs sends `apns-id` in upper case and `apns-unique-id` in lower case.
     public mutating func next(uppercase: Bool) -> String {
-        let high = nextWord()
-        let low = nextWord()
+        Self.format(high: nextWord(), low: nextWord(), uppercase: uppercase)
+    }
+
+    /// The 8-4-4-4-12 text of a 128-bit value.
+    public static func format(high: UInt64, low: UInt64, uppercase: Bool) -> String {
         let digits: StaticString = uppercase ? "0123456789ABCDEF" : "0123456789abcdef"
         return String(unsafeUninitializedCapacity: 36) { buffer in
             var index = 0

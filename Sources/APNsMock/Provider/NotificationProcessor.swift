@@ -209,19 +209,20 @@ public final class NotificationProcessor: Sendable {
         // A stream fault or a dropped connection means the answer never reaches the client.
         if streamFault != nil || actions.contains(.drop) { response = nil }
 
-        var recorded = RecordedNotification(
-            sequence: 0,
-            receivedAt: receivedAt,
-            connectionID: connection.id,
-            streamID: streamID,
-            request: request,
-            response: response,
-            abandonedBecause: response == nil ? "no answer: " + (faultNotes.isEmpty ? "scenario" : faultNotes.joined(separator: ", ")) : nil,
-            authentication: authRecord
+        store.append(
+            RecordedNotification(
+                sequence: 0,
+                receivedAt: receivedAt,
+                connectionID: connection.id,
+                streamID: streamID,
+                request: request,
+                response: response,
+                abandonedBecause: response == nil ? "no answer: " + (faultNotes.isEmpty ? "scenario" : faultNotes.joined(separator: ", ")) : nil,
+                authentication: authRecord,
+                scenarioRule: scripted?.ruleName,
+                faults: faultNotes
+            )
         )
-        recorded.scenarioRule = scripted?.ruleName
-        recorded.faults = faultNotes
-        store.append(recorded)
         return ProviderDecision(response: response, streamFault: streamFault, actions: actions, delay: scripted?.delay)
     }
 

@@ -43,7 +43,7 @@ public struct NotificationQuery: Sendable, Equatable {
         if let topic, notification.topic != topic { return false }
         if let pushType, notification.pushType != pushType { return false }
         if let status, notification.status != status { return false }
-        if let reason, notification.response?.reason?.rawValue != reason { return false }
+        if let reason, notification.reason?.rawValue != reason { return false }
         if let apnsID, notification.apnsID?.lowercased() != apnsID.lowercased() { return false }
         if let since, notification.receivedAt < since { return false }
         if let scenarioRule, notification.scenarioRule != scenarioRule { return false }

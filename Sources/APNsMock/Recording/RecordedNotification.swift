@@ -1,4 +1,8 @@
 /// One request the provider endpoint received, accepted or not, and the answer it got.
+///
+/// A recording is kept compact, since a million of them must fit in a few hundred megabytes: the request's
+/// text (method, path, headers, payload) and the answer's scalars live in one tail-allocated `RecordStorage`,
+/// and `request` and `response` are rebuilt from it when read (by the admin API, never on the hot path).
 public struct RecordedNotification: Sendable, Equatable {
     /// Arrival order, from 1; never reused, not even after a clear.
     public var sequence: UInt64
@@ -6,18 +10,8 @@ public struct RecordedNotification: Sendable, Equatable {
     public var receivedAt: Int64
     public var connectionID: UInt64
     public var streamID: Int32
-    public var request: APNsRequest
-    /// The answer given, or `nil` when the request never completed (see `abandonedBecause`).
-    public var response: APNsResponse?
-    /// Why there is no answer: the client reset the stream, or the connection closed before the request ended.
-    public var abandonedBecause: String?
-    /// How the request was authenticated (`nil` when it was refused before authentication, e.g. 404, or
-    /// answered by a scenario rule).
-    public var authentication: AuthenticationRecord?
-    /// The scenario rule that decided the answer, if one did.
-    public var scenarioRule: String?
-    /// Faults a scenario injected with or instead of the answer (`RST_STREAM CANCEL`, `GOAWAY …`, `drop`).
-    public var faults: [String] = []
+    /// Immutable once made (see `RecordStorage`), so reading it from any thread is safe.
+    nonisolated(unsafe) private let storage: RecordStorage
 
     public init(
         sequence: UInt64,
@@ -27,21 +21,63 @@ public struct RecordedNotification: Sendable, Equatable {
         request: APNsRequest,
         response: APNsResponse?,
         abandonedBecause: String? = nil,
-        authentication: AuthenticationRecord? = nil
+        authentication: AuthenticationRecord? = nil,
+        scenarioRule: String? = nil,
+        faults: [String] = []
     ) {
         self.sequence = sequence
         self.receivedAt = receivedAt
         self.connectionID = connectionID
         self.streamID = streamID
-        self.request = request
-        self.response = response
-        self.abandonedBecause = abandonedBecause
-        self.authentication = authentication
+        let extras =
+            abandonedBecause == nil && authentication == nil && scenarioRule == nil && faults.isEmpty
+            ? nil
+            : RecordExtras(abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults)
+        self.storage = RecordStorage.make(request: request, response: response, extras: extras)
     }
 
-    public var deviceToken: String? { request.deviceToken }
-    public var topic: String? { request.header("apns-topic") }
-    public var pushType: String? { request.header("apns-push-type") }
-    public var apnsID: String? { response?.apnsID ?? request.header("apns-id") }
-    public var status: Int? { response?.status }
+    /// The request as it arrived.
+    public var request: APNsRequest { storage.request }
+    /// The answer given, or `nil` when the request never completed (see `abandonedBecause`).
+    public var response: APNsResponse? { storage.response }
+    /// Why there is no answer: the client reset the stream, or the connection closed before the request ended.
+    public var abandonedBecause: String? { storage.header.extras?.abandonedBecause }
+    /// How the request was authenticated (`nil` when it was refused before authentication, e.g. 404, or
+    /// answered by a scenario rule).
+    public var authentication: AuthenticationRecord? { storage.header.extras?.authentication }
+    /// The scenario rule that decided the answer, if one did.
+    public var scenarioRule: String? { storage.header.extras?.scenarioRule }
+    /// Faults a scenario injected with or instead of the answer (`RST_STREAM CANCEL`, `GOAWAY …`, `drop`).
+    public var faults: [String] { storage.header.extras?.faults ?? [] }
+
+    public var deviceToken: String? { storage.deviceToken }
+    public var topic: String? { storage.header(named: "apns-topic") }
+    public var pushType: String? { storage.header(named: "apns-push-type") }
+    public var apnsID: String? { storage.response?.apnsID ?? storage.header(named: "apns-id") }
+    /// The answer's status, read without rebuilding the answer.
+    public var status: Int? { storage.header.hasResponse ? Int(storage.header.status) : nil }
+    /// The answer's reason, read without rebuilding the answer.
+    public var reason: Reason? { storage.header.hasResponse ? storage.header.reason : nil }
+
+    public static func == (lhs: RecordedNotification, rhs: RecordedNotification) -> Bool {
+        lhs.sequence == rhs.sequence && lhs.receivedAt == rhs.receivedAt && lhs.connectionID == rhs.connectionID
+            && lhs.streamID == rhs.streamID && lhs.request == rhs.request && lhs.response == rhs.response
+            && lhs.abandonedBecause == rhs.abandonedBecause && lhs.authentication == rhs.authentication
+            && lhs.scenarioRule == rhs.scenarioRule && lhs.faults == rhs.faults
+    }
+}
+
+/// What few recordings have: kept out of line so the common recording does not pay for it.
+final class RecordExtras: Sendable {
+    let abandonedBecause: String?
+    let authentication: AuthenticationRecord?
+    let scenarioRule: String?
+    let faults: [String]
+
+    init(abandonedBecause: String?, authentication: AuthenticationRecord?, scenarioRule: String?, faults: [String]) {
+        self.abandonedBecause = abandonedBecause
+        self.authentication = authentication
+        self.scenarioRule = scenarioRule
+        self.faults = faults
+    }
 }

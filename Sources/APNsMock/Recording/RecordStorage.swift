@@ -1,0 +1,241 @@
+/// A recording in one allocation: the answer's scalars in the header, the request's bytes in the tail
+/// (method, path, scheme, authority, then each header as two 16-bit lengths and its name and value, then the payload).
+///
+/// Measured before this layout: about 1,400 bytes per recording of a 200-byte push (a dozen separate allocations
+/// for strings and arrays); with it, one allocation of roughly the request's own size plus 100 bytes.
+///
+/// Shared across threads although `ManagedBuffer` is not `Sendable`: the header and the bytes are written once,
+/// in `make`, before the object is shared, and never again; every later access only reads
+/// (see `RecordedNotification.storage`).
+final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
+    struct Header {
+        var methodLength: UInt16 = 0
+        var schemeLength: UInt16 = RecordStorage.absent
+        var authorityLength: UInt16 = RecordStorage.absent
+        var headerCount: UInt16 = 0
+        var pathLength: UInt32 = 0
+        var headerBlockLength: UInt32 = 0
+        var payloadLength: UInt32 = 0
+        var payloadSize: Int = 0
+        var headerListTooLarge = false
+        var hasResponse = false
+        var status: UInt16 = 0
+        var reason: Reason?
+        var timestamp: Int64?
+        var apnsID: CompactID = .none
+        var uniqueID: CompactID = .none
+        var extras: RecordExtras?
+    }
+
+    /// A UUID string kept as 16 bytes, or how to find it otherwise.
+    enum CompactID {
+        case none
+        /// The same text as the request's `apns-id` header.
+        case echoed
+        case uppercase(UInt64, UInt64)
+        case lowercase(UInt64, UInt64)
+        /// Not a canonical UUID in one case: kept as written.
+        case text(String)
+    }
+
+    static let absent: UInt16 = .max
+
+    static func make(request: APNsRequest, response: APNsResponse?, extras: RecordExtras?) -> RecordStorage {
+        let method = Array(request.method.utf8.prefix(Int(UInt16.max - 1)))
+        let path = Array(request.path.utf8.prefix(Int(UInt32.max)))
+        let scheme = request.scheme.map { Array($0.utf8.prefix(Int(absent - 1))) }
+        let authority = request.authority.map { Array($0.utf8.prefix(Int(absent - 1))) }
+        let headers = request.headers.prefix(Int(UInt16.max))
+        var blockLength = 0
+        for field in headers {
+            blockLength += 4 + min(field.name.utf8.count, Int(UInt16.max)) + min(field.value.utf8.count, Int(UInt16.max))
+        }
+        let total = method.count + path.count + (scheme?.count ?? 0) + (authority?.count ?? 0) + blockLength + request.payload.count
+
+        var header = Header()
+        header.methodLength = UInt16(method.count)
+        header.pathLength = UInt32(path.count)
+        header.schemeLength = scheme.map { UInt16($0.count) } ?? absent
+        header.authorityLength = authority.map { UInt16($0.count) } ?? absent
+        header.headerCount = UInt16(headers.count)
+        header.headerBlockLength = UInt32(blockLength)
+        header.payloadLength = UInt32(request.payload.count)
+        header.payloadSize = request.payloadSize
+        header.headerListTooLarge = request.headerListTooLarge
+        header.extras = extras
+        if let response {
+            header.hasResponse = true
+            header.status = UInt16(clamping: response.status)
+            header.reason = response.reason
+            header.timestamp = response.timestamp
+            header.apnsID = response.apnsID == request.header("apns-id") ? .echoed : compact(response.apnsID)
+            header.uniqueID = response.uniqueID.map(compact) ?? .none
+        }
+
+        let storage = RecordStorage.create(minimumCapacity: total) { _ in header } as! RecordStorage
+        storage.withUnsafeMutablePointerToElements { base in
+            var cursor = base
+            func put<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+                for byte in bytes {
+                    cursor.pointee = byte
+                    cursor += 1
+                }
+            }
+            func putLength(_ length: Int) {
+                put([UInt8(truncatingIfNeeded: length), UInt8(truncatingIfNeeded: length >> 8)])
+            }
+            put(method)
+            put(path)
+            if let scheme { put(scheme) }
+            if let authority { put(authority) }
+            for field in headers {
+                let name = field.name.utf8.prefix(Int(UInt16.max))
+                let value = field.value.utf8.prefix(Int(UInt16.max))
+                putLength(name.count)
+                putLength(value.count)
+                put(name)
+                put(value)
+            }
+            put(request.payload)
+        }
+        return storage
+    }
+
+    // MARK: Reading
+
+    private struct Offsets {
+        var path: Int
+        var scheme: Int
+        var authority: Int
+        var headers: Int
+        var payload: Int
+    }
+
+    private var offsets: Offsets {
+        let header = self.header
+        let path = Int(header.methodLength)
+        let scheme = path + Int(header.pathLength)
+        let authority = scheme + (header.schemeLength == Self.absent ? 0 : Int(header.schemeLength))
+        let headers = authority + (header.authorityLength == Self.absent ? 0 : Int(header.authorityLength))
+        return Offsets(path: path, scheme: scheme, authority: authority, headers: headers, payload: headers + Int(header.headerBlockLength))
+    }
+
+    private func text(at offset: Int, length: Int) -> String {
+        withUnsafeMutablePointerToElements { base in
+            String(decoding: UnsafeBufferPointer(start: base + offset, count: length), as: UTF8.self)
+        }
+    }
+
+    private func forEachHeader(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Bool) {
+        let start = offsets.headers
+        let count = Int(header.headerCount)
+        withUnsafeMutablePointerToElements { base in
+            var cursor = base + start
+            for _ in 0..<count {
+                let nameLength = Int(cursor[0]) | Int(cursor[1]) << 8
+                let valueLength = Int(cursor[2]) | Int(cursor[3]) << 8
+                let name = UnsafeBufferPointer(start: UnsafePointer(cursor + 4), count: nameLength)
+                let value = UnsafeBufferPointer(start: UnsafePointer(cursor + 4 + nameLength), count: valueLength)
+                if !body(name, value) { return }
+                cursor += 4 + nameLength + valueLength
+            }
+        }
+    }
+
+    /// The first value of a header, by its lower-case name.
+    func header(named name: String) -> String? {
+        var found: String?
+        let wanted = Array(name.utf8)
+        forEachHeader { fieldName, value in
+            if fieldName.elementsEqual(wanted) {
+                found = String(decoding: value, as: UTF8.self)
+                return false
+            }
+            return true
+        }
+        return found
+    }
+
+    var deviceToken: String? {
+        let header = self.header
+        let prefix = APNsPath.devicePrefix.utf8
+        let length = Int(header.pathLength)
+        return withUnsafeMutablePointerToElements { base -> String? in
+            let path = UnsafeBufferPointer(start: base + Int(header.methodLength), count: length)
+            guard path.starts(with: prefix), path.count > prefix.count else { return nil }
+            return String(decoding: UnsafeBufferPointer(rebasing: path[prefix.count...]), as: UTF8.self)
+        }
+    }
+
+    var request: APNsRequest {
+        let header = self.header
+        let offsets = self.offsets
+        var fields: [HeaderField] = []
+        fields.reserveCapacity(Int(header.headerCount))
+        forEachHeader { name, value in
+            fields.append(HeaderField(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
+            return true
+        }
+        let payload = withUnsafeMutablePointerToElements { base in
+            Array(UnsafeBufferPointer(start: base + offsets.payload, count: Int(header.payloadLength)))
+        }
+        return APNsRequest(
+            method: text(at: 0, length: Int(header.methodLength)),
+            path: text(at: offsets.path, length: Int(header.pathLength)),
+            scheme: header.schemeLength == Self.absent ? nil : text(at: offsets.scheme, length: Int(header.schemeLength)),
+            authority: header.authorityLength == Self.absent ? nil : text(at: offsets.authority, length: Int(header.authorityLength)),
+            headers: fields,
+            payload: payload,
+            payloadSize: header.payloadSize,
+            headerListTooLarge: header.headerListTooLarge
+        )
+    }
+
+    var response: APNsResponse? {
+        let header = self.header
+        guard header.hasResponse else { return nil }
+        return APNsResponse(
+            status: Int(header.status),
+            reason: header.reason,
+            apnsID: expand(header.apnsID) ?? "",
+            uniqueID: expand(header.uniqueID),
+            timestamp: header.timestamp
+        )
+    }
+
+    private func expand(_ id: CompactID) -> String? {
+        switch id {
+        case .none: return nil
+        case .echoed: return header(named: "apns-id")
+        case .uppercase(let high, let low): return APNsIDGenerator.format(high: high, low: low, uppercase: true)
+        case .lowercase(let high, let low): return APNsIDGenerator.format(high: high, low: low, uppercase: false)
+        case .text(let text): return text
+        }
+    }
+
+    /// 16 bytes and a case for a canonical UUID written in one case; the text otherwise.
+    static func compact(_ id: String) -> CompactID {
+        guard RequestValidator.isCanonicalUUID(id) else { return .text(id) }
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        var digits = 0
+        var sawUpper = false
+        var sawLower = false
+        for byte in id.utf8 where byte != UInt8(ascii: "-") {
+            let value: UInt64
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = UInt64(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "A")...UInt8(ascii: "F"):
+                value = UInt64(byte - UInt8(ascii: "A") + 10)
+                sawUpper = true
+            default:
+                value = UInt64(byte - UInt8(ascii: "a") + 10)
+                sawLower = true
+            }
+            if digits < 16 { high = high << 4 | value } else { low = low << 4 | value }
+            digits += 1
+        }
+        if sawUpper && sawLower { return .text(id) }
+        return sawLower ? .lowercase(high, low) : .uppercase(high, low)
+    }
+}
