@@ -35,6 +35,13 @@ public struct APNsIDGenerator: Sendable {
         Self.format(high: nextWord(), low: nextWord(), uppercase: uppercase)
     }
 
+    /// A new ID as its 128 bits and its text, so a recording can keep the bits without parsing the text.
+    mutating func nextWithBits(uppercase: Bool) -> (text: String, high: UInt64, low: UInt64) {
+        let high = nextWord()
+        let low = nextWord()
+        return (Self.format(high: high, low: low, uppercase: uppercase), high, low)
+    }
+
     /// The 8-4-4-4-12 text of a 128-bit value.
     public static func format(high: UInt64, low: UInt64, uppercase: Bool) -> String {
         let digits: StaticString = uppercase ? "0123456789ABCDEF" : "0123456789abcdef"

@@ -135,7 +135,8 @@ public final class NotificationProcessor: Sendable {
                         request,
                         headers: headers,
                         defaultTopic: outcome.defaultTopic,
-                        allowedTopics: outcome.allowedTopics
+                        allowedTopics: outcome.allowedTopics,
+                        routeChecked: true
                     )
                     if verdict == .accepted, let token = request.deviceToken {
                         scriptedResponse = engine.deviceCheck(
@@ -151,6 +152,7 @@ public final class NotificationProcessor: Sendable {
         }
 
         var response: APNsResponse?
+        var generated = RecordStorage.GeneratedIDs()
         let answers = scripted.map { $0.answer != .none } ?? true
         if answers {
             // Echo a well-formed apns-id exactly as sent (aioapns matches answers by it); otherwise make one.
@@ -158,10 +160,16 @@ public final class NotificationProcessor: Sendable {
             if let sent = headers.apnsID, RequestValidator.isCanonicalUUID(sent) {
                 apnsID = sent
             } else {
-                apnsID = ids.next(uppercase: true)
+                let made = ids.nextWithBits(uppercase: true)
+                apnsID = made.text
+                generated.apnsID = (made.high, made.low)
             }
             var answer = APNsResponse(status: 200, apnsID: apnsID)
-            if environment == .development { answer.uniqueID = ids.next(uppercase: false) }
+            if environment == .development {
+                let made = ids.nextWithBits(uppercase: false)
+                answer.uniqueID = made.text
+                generated.uniqueID = (made.high, made.low)
+            }
             if let scriptedResponse {
                 answer.status = scriptedResponse.status
                 answer.reason = scriptedResponse.reason
@@ -217,6 +225,7 @@ public final class NotificationProcessor: Sendable {
                 streamID: streamID,
                 request: request,
                 response: response,
+                generatedIDs: response == nil ? RecordStorage.GeneratedIDs() : generated,
                 abandonedBecause: response == nil ? "no answer: " + (faultNotes.isEmpty ? "scenario" : faultNotes.joined(separator: ", ")) : nil,
                 authentication: authRecord,
                 scenarioRule: scripted?.ruleName,

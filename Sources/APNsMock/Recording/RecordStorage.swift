@@ -40,7 +40,18 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
 
     static let absent: UInt16 = .max
 
-    static func make(request: APNsRequest, response: APNsResponse?, extras: RecordExtras?) -> RecordStorage {
+    /// IDs the mock made itself, as bits: the upper-case `apns-id` (when not echoed) and the lower-case `apns-unique-id`.
+    struct GeneratedIDs {
+        var apnsID: (high: UInt64, low: UInt64)?
+        var uniqueID: (high: UInt64, low: UInt64)?
+    }
+
+    static func make(
+        request: APNsRequest,
+        response: APNsResponse?,
+        extras: RecordExtras?,
+        generatedIDs: GeneratedIDs = GeneratedIDs()
+    ) -> RecordStorage {
         let method = Array(request.method.utf8.prefix(Int(UInt16.max - 1)))
         let path = Array(request.path.utf8.prefix(Int(UInt32.max)))
         let scheme = request.scheme.map { Array($0.utf8.prefix(Int(absent - 1))) }
@@ -68,8 +79,16 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
             header.status = UInt16(clamping: response.status)
             header.reason = response.reason
             header.timestamp = response.timestamp
-            header.apnsID = response.apnsID == request.header("apns-id") ? .echoed : compact(response.apnsID)
-            header.uniqueID = response.uniqueID.map(compact) ?? .none
+            if let bits = generatedIDs.apnsID {
+                header.apnsID = .uppercase(bits.high, bits.low)
+            } else {
+                header.apnsID = response.apnsID == request.header("apns-id") ? .echoed : compact(response.apnsID)
+            }
+            if let bits = generatedIDs.uniqueID {
+                header.uniqueID = .lowercase(bits.high, bits.low)
+            } else {
+                header.uniqueID = response.uniqueID.map(compact) ?? .none
+            }
         }
 
         let storage = RecordStorage.create(minimumCapacity: total) { _ in header } as! RecordStorage
@@ -215,27 +234,30 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
 
     /// 16 bytes and a case for a canonical UUID written in one case; the text otherwise.
     static func compact(_ id: String) -> CompactID {
-        guard RequestValidator.isCanonicalUUID(id) else { return .text(id) }
-        var high: UInt64 = 0
-        var low: UInt64 = 0
-        var digits = 0
-        var sawUpper = false
-        var sawLower = false
-        for byte in id.utf8 where byte != UInt8(ascii: "-") {
-            let value: UInt64
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = UInt64(byte - UInt8(ascii: "0"))
-            case UInt8(ascii: "A")...UInt8(ascii: "F"):
-                value = UInt64(byte - UInt8(ascii: "A") + 10)
-                sawUpper = true
-            default:
-                value = UInt64(byte - UInt8(ascii: "a") + 10)
-                sawLower = true
+        let parsed = id.utf8.withContiguousStorageIfAvailable { bytes -> CompactID? in
+            guard RequestValidator.isCanonicalUUID(bytes) else { return nil }
+            var high: UInt64 = 0
+            var low: UInt64 = 0
+            var digits = 0
+            var sawUpper = false
+            var sawLower = false
+            for byte in bytes where byte != UInt8(ascii: "-") {
+                let value: UInt64
+                if byte <= UInt8(ascii: "9") {
+                    value = UInt64(byte &- UInt8(ascii: "0"))
+                } else if byte <= UInt8(ascii: "F") {
+                    value = UInt64(byte &- UInt8(ascii: "A") &+ 10)
+                    sawUpper = true
+                } else {
+                    value = UInt64(byte &- UInt8(ascii: "a") &+ 10)
+                    sawLower = true
+                }
+                if digits < 16 { high = high << 4 | value } else { low = low << 4 | value }
+                digits += 1
             }
-            if digits < 16 { high = high << 4 | value } else { low = low << 4 | value }
-            digits += 1
+            if sawUpper && sawLower { return nil }
+            return sawLower ? .lowercase(high, low) : .uppercase(high, low)
         }
-        if sawUpper && sawLower { return .text(id) }
-        return sawLower ? .lowercase(high, low) : .uppercase(high, low)
+        return (parsed ?? nil) ?? .text(id)
     }
 }

@@ -36,6 +36,31 @@ public struct RecordedNotification: Sendable, Equatable {
         self.storage = RecordStorage.make(request: request, response: response, extras: extras)
     }
 
+    /// As above, with the bits of IDs the mock generated, so they are kept without parsing their text.
+    init(
+        sequence: UInt64,
+        receivedAt: Int64,
+        connectionID: UInt64,
+        streamID: Int32,
+        request: APNsRequest,
+        response: APNsResponse?,
+        generatedIDs: RecordStorage.GeneratedIDs,
+        abandonedBecause: String?,
+        authentication: AuthenticationRecord?,
+        scenarioRule: String?,
+        faults: [String]
+    ) {
+        self.sequence = sequence
+        self.receivedAt = receivedAt
+        self.connectionID = connectionID
+        self.streamID = streamID
+        let extras =
+            abandonedBecause == nil && authentication == nil && scenarioRule == nil && faults.isEmpty
+            ? nil
+            : RecordExtras(abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults)
+        self.storage = RecordStorage.make(request: request, response: response, extras: extras, generatedIDs: generatedIDs)
+    }
+
     /// The request as it arrived.
     public var request: APNsRequest { storage.request }
     /// The answer given, or `nil` when the request never completed (see `abandonedBecause`).

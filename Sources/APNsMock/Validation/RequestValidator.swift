@@ -42,14 +42,18 @@ public struct RequestValidator: Sendable {
     /// - Parameters:
     ///   - defaultTopic: the topic when `apns-topic` is absent (a single-topic certificate's).
     ///   - allowedTopics: the topics the credentials may push to; others get `TopicDisallowed`.
+    ///   - routeChecked: `routeVerdict` already accepted this request (the processor checks it before authentication).
     public func validate(
         _ request: APNsRequest,
         headers: APNsHeaders,
         defaultTopic: String? = nil,
-        allowedTopics: TopicAllowance? = nil
+        allowedTopics: TopicAllowance? = nil,
+        routeChecked: Bool = false
     ) -> Verdict {
-        let route = routeVerdict(request)
-        guard route == .accepted else { return route }
+        if !routeChecked {
+            let route = routeVerdict(request)
+            guard route == .accepted else { return route }
+        }
 
         let token = request.path.utf8.dropFirst(APNsPath.devicePrefix.utf8.count)
         if token.isEmpty { return .rejected(.missingDeviceToken) }
@@ -125,14 +129,19 @@ public struct RequestValidator: Sendable {
 
     /// 8-4-4-4-12 hex digits, either case (whether APNs accepts upper case is undocumented; clients send both).
     static func isCanonicalUUID(_ value: String) -> Bool {
-        let bytes = value.utf8
+        guard value.utf8.count == 36 else { return false }
+        // Contiguous bytes when the string is native (it always is here), so no iterator per character.
+        return value.utf8.withContiguousStorageIfAvailable(isCanonicalUUID) ?? isCanonicalUUID(Array(value.utf8).withUnsafeBufferPointer { $0 })
+    }
+
+    static func isCanonicalUUID(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard bytes.count == 36 else { return false }
-        for (index, byte) in bytes.enumerated() {
-            switch index {
-            case 8, 13, 18, 23:
+        for index in 0..<36 {
+            let byte = bytes[index]
+            if index == 8 || index == 13 || index == 18 || index == 23 {
                 if byte != UInt8(ascii: "-") { return false }
-            default:
-                if !ASCII.isHexDigit(byte) { return false }
+            } else if !ASCII.isHexDigit(byte) {
+                return false
             }
         }
         return true
