@@ -95,6 +95,7 @@ enum AdminRoutes {
 
         router.delete("/admin/notifications") { _, _ -> Response in
             admin.store.clear()
+            MemoryRelease.returnFreedMemoryToTheSystem()
             return json(["cleared": true])
         }
 
