@@ -13,7 +13,9 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
         var schemeLength: UInt16 = RecordStorage.absent
         var authorityLength: UInt16 = RecordStorage.absent
         var headerCount: UInt16 = 0
+        /// Bytes of the path as stored: the text, or the device token's bytes (see `pathEncoding`).
         var pathLength: UInt32 = 0
+        var pathEncoding: PathEncoding = .text
         var headerBlockLength: UInt32 = 0
         var payloadLength: UInt32 = 0
         var payloadSize: Int = 0
@@ -25,6 +27,63 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
         var apnsID: CompactID = .none
         var uniqueID: CompactID = .none
         var extras: RecordExtras?
+    }
+
+    /// `/3/device/<hex>` is kept as the token's bytes (half the size); anything else as text.
+    enum PathEncoding: UInt8 {
+        case text
+        case deviceTokenLowercase
+        case deviceTokenUppercase
+    }
+
+    /// Header names most requests carry, stored as one byte instead of their text.
+    static let knownHeaderNames: [StaticString] = [
+        "apns-topic", "apns-push-type", "apns-id", "apns-priority", "apns-expiration", "apns-collapse-id",
+        "authorization", "content-length", "content-type", "user-agent", "accept", "host", "accept-encoding",
+    ]
+    static let literalName: UInt8 = 0xFF
+
+    static func knownHeaderCode(_ name: String) -> UInt8? {
+        for (index, known) in knownHeaderNames.enumerated() where known.utf8CodeUnitCount == name.utf8.count {
+            let matches = known.withUTF8Buffer { known in name.utf8.elementsEqual(known) }
+            if matches { return UInt8(index) }
+        }
+        return nil
+    }
+
+    /// The token's bytes and case when `path` is `/3/device/` and an even number of hex digits in one case.
+    static func binaryDeviceToken(_ path: String) -> (bytes: [UInt8], encoding: PathEncoding)? {
+        let utf8 = path.utf8
+        let prefix = APNsPath.devicePrefix.utf8
+        guard utf8.starts(with: prefix) else { return nil }
+        let hex = utf8.dropFirst(prefix.count)
+        guard !hex.isEmpty, hex.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(hex.count / 2)
+        var sawUpper = false
+        var sawLower = false
+        var high: UInt8?
+        for digit in hex {
+            let value: UInt8
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = digit - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"):
+                value = digit - UInt8(ascii: "a") + 10
+                sawLower = true
+            case UInt8(ascii: "A")...UInt8(ascii: "F"):
+                value = digit - UInt8(ascii: "A") + 10
+                sawUpper = true
+            default: return nil
+            }
+            if let first = high {
+                bytes.append(first << 4 | value)
+                high = nil
+            } else {
+                high = value
+            }
+        }
+        if sawUpper && sawLower { return nil }
+        return (bytes, sawUpper ? .deviceTokenUppercase : .deviceTokenLowercase)
     }
 
     /// A UUID string kept as 16 bytes, or how to find it otherwise.
@@ -53,19 +112,26 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
         generatedIDs: GeneratedIDs = GeneratedIDs()
     ) -> RecordStorage {
         let method = Array(request.method.utf8.prefix(Int(UInt16.max - 1)))
-        let path = Array(request.path.utf8.prefix(Int(UInt32.max)))
+        let binaryToken = binaryDeviceToken(request.path)
+        let path = binaryToken?.bytes ?? Array(request.path.utf8.prefix(Int(UInt32.max)))
         let scheme = request.scheme.map { Array($0.utf8.prefix(Int(absent - 1))) }
         let authority = request.authority.map { Array($0.utf8.prefix(Int(absent - 1))) }
         let headers = request.headers.prefix(Int(UInt16.max))
         var blockLength = 0
+        var codes: [UInt8?] = []
+        codes.reserveCapacity(headers.count)
         for field in headers {
-            blockLength += 4 + min(field.name.utf8.count, Int(UInt16.max)) + min(field.value.utf8.count, Int(UInt16.max))
+            let code = knownHeaderCode(field.name)
+            codes.append(code)
+            blockLength += 3 + min(field.value.utf8.count, Int(UInt16.max))
+            if code == nil { blockLength += 2 + min(field.name.utf8.count, Int(UInt16.max)) }
         }
         let total = method.count + path.count + (scheme?.count ?? 0) + (authority?.count ?? 0) + blockLength + request.payload.count
 
         var header = Header()
         header.methodLength = UInt16(method.count)
         header.pathLength = UInt32(path.count)
+        header.pathEncoding = binaryToken?.encoding ?? .text
         header.schemeLength = scheme.map { UInt16($0.count) } ?? absent
         header.authorityLength = authority.map { UInt16($0.count) } ?? absent
         header.headerCount = UInt16(headers.count)
@@ -107,12 +173,17 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
             put(path)
             if let scheme { put(scheme) }
             if let authority { put(authority) }
-            for field in headers {
-                let name = field.name.utf8.prefix(Int(UInt16.max))
+            for (field, code) in zip(headers, codes) {
+                if let code {
+                    put(CollectionOfOne(code))
+                } else {
+                    let name = field.name.utf8.prefix(Int(UInt16.max))
+                    put(CollectionOfOne(literalName))
+                    putLength(name.count)
+                    put(name)
+                }
                 let value = field.value.utf8.prefix(Int(UInt16.max))
-                putLength(name.count)
                 putLength(value.count)
-                put(name)
                 put(value)
             }
             put(request.payload)
@@ -149,14 +220,23 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
         let start = offsets.headers
         let count = Int(header.headerCount)
         withUnsafeMutablePointerToElements { base in
-            var cursor = base + start
+            var cursor = UnsafePointer(base + start)
             for _ in 0..<count {
-                let nameLength = Int(cursor[0]) | Int(cursor[1]) << 8
-                let valueLength = Int(cursor[2]) | Int(cursor[3]) << 8
-                let name = UnsafeBufferPointer(start: UnsafePointer(cursor + 4), count: nameLength)
-                let value = UnsafeBufferPointer(start: UnsafePointer(cursor + 4 + nameLength), count: valueLength)
+                let code = cursor[0]
+                cursor += 1
+                let name: UnsafeBufferPointer<UInt8>
+                if code == Self.literalName {
+                    let nameLength = Int(cursor[0]) | Int(cursor[1]) << 8
+                    name = UnsafeBufferPointer(start: cursor + 2, count: nameLength)
+                    cursor += 2 + nameLength
+                } else {
+                    let known = Self.knownHeaderNames[Int(code)]
+                    name = UnsafeBufferPointer(start: known.utf8Start, count: known.utf8CodeUnitCount)
+                }
+                let valueLength = Int(cursor[0]) | Int(cursor[1]) << 8
+                let value = UnsafeBufferPointer(start: cursor + 2, count: valueLength)
                 if !body(name, value) { return }
-                cursor += 4 + nameLength + valueLength
+                cursor += 2 + valueLength
             }
         }
     }
@@ -177,12 +257,36 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
 
     var deviceToken: String? {
         let header = self.header
-        let prefix = APNsPath.devicePrefix.utf8
         let length = Int(header.pathLength)
         return withUnsafeMutablePointerToElements { base -> String? in
-            let path = UnsafeBufferPointer(start: base + Int(header.methodLength), count: length)
-            guard path.starts(with: prefix), path.count > prefix.count else { return nil }
-            return String(decoding: UnsafeBufferPointer(rebasing: path[prefix.count...]), as: UTF8.self)
+            let stored = UnsafeBufferPointer(start: base + Int(header.methodLength), count: length)
+            switch header.pathEncoding {
+            case .deviceTokenLowercase: return Self.hex(stored, uppercase: false)
+            case .deviceTokenUppercase: return Self.hex(stored, uppercase: true)
+            case .text:
+                let prefix = APNsPath.devicePrefix.utf8
+                guard stored.starts(with: prefix), stored.count > prefix.count else { return nil }
+                return String(decoding: UnsafeBufferPointer(rebasing: stored[prefix.count...]), as: UTF8.self)
+            }
+        }
+    }
+
+    private var path: String {
+        let header = self.header
+        if header.pathEncoding == .text { return text(at: Int(header.methodLength), length: Int(header.pathLength)) }
+        return APNsPath.devicePrefix + (deviceToken ?? "")
+    }
+
+    private static func hex(_ bytes: UnsafeBufferPointer<UInt8>, uppercase: Bool) -> String {
+        let digits: StaticString = uppercase ? "0123456789ABCDEF" : "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: bytes.count * 2) { buffer in
+            digits.withUTF8Buffer { table in
+                for (index, byte) in bytes.enumerated() {
+                    buffer[2 * index] = table[Int(byte >> 4)]
+                    buffer[2 * index + 1] = table[Int(byte & 0x0F)]
+                }
+            }
+            return bytes.count * 2
         }
     }
 
@@ -200,7 +304,7 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
         }
         return APNsRequest(
             method: text(at: 0, length: Int(header.methodLength)),
-            path: text(at: offsets.path, length: Int(header.pathLength)),
+            path: path,
             scheme: header.schemeLength == Self.absent ? nil : text(at: offsets.scheme, length: Int(header.schemeLength)),
             authority: header.authorityLength == Self.absent ? nil : text(at: offsets.authority, length: Int(header.authorityLength)),
             headers: fields,

@@ -29,10 +29,7 @@ public struct RecordedNotification: Sendable, Equatable {
         self.receivedAt = receivedAt
         self.connectionID = connectionID
         self.streamID = streamID
-        let extras =
-            abandonedBecause == nil && authentication == nil && scenarioRule == nil && faults.isEmpty
-            ? nil
-            : RecordExtras(abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults)
+        let extras = RecordExtras.make(abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults)
         self.storage = RecordStorage.make(request: request, response: response, extras: extras)
     }
 
@@ -54,10 +51,7 @@ public struct RecordedNotification: Sendable, Equatable {
         self.receivedAt = receivedAt
         self.connectionID = connectionID
         self.streamID = streamID
-        let extras =
-            abandonedBecause == nil && authentication == nil && scenarioRule == nil && faults.isEmpty
-            ? nil
-            : RecordExtras(abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults)
+        let extras = RecordExtras.make(abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults)
         self.storage = RecordStorage.make(request: request, response: response, extras: extras, generatedIDs: generatedIDs)
     }
 
@@ -94,6 +88,20 @@ public struct RecordedNotification: Sendable, Equatable {
 
 /// What few recordings have: kept out of line so the common recording does not pay for it.
 final class RecordExtras: Sendable {
+    /// Shared by every recording whose only extra is `--auth none`, the common case in CI: no allocation each.
+    static let authenticatedByNone = RecordExtras(abandonedBecause: nil, authentication: AuthenticationRecord.none, scenarioRule: nil, faults: [])
+
+    static func make(abandonedBecause: String?, authentication: AuthenticationRecord?, scenarioRule: String?, faults: [String]) -> RecordExtras? {
+        guard abandonedBecause == nil, scenarioRule == nil, faults.isEmpty else {
+            return RecordExtras(abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults)
+        }
+        switch authentication {
+        case nil: return nil
+        case .none?: return authenticatedByNone
+        default: return RecordExtras(abandonedBecause: nil, authentication: authentication, scenarioRule: nil, faults: [])
+        }
+    }
+
     let abandonedBecause: String?
     let authentication: AuthenticationRecord?
     let scenarioRule: String?

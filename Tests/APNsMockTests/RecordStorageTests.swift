@@ -1,0 +1,59 @@
+import Testing
+
+@testable import APNsMock
+
+/// A recording is stored compactly; what is read back must be exactly what was recorded.
+@Suite("Recording storage")
+struct RecordStorageTests {
+    static let lower = String(repeating: "ab", count: 32)
+
+    static func roundTrip(_ request: APNsRequest, _ response: APNsResponse? = nil) -> RecordedNotification {
+        RecordedNotification(sequence: 1, receivedAt: 2, connectionID: 3, streamID: 5, request: request, response: response)
+    }
+
+    static let requests: [APNsRequest] = [
+        APNsRequest(
+            method: "POST", path: "/3/device/" + lower, authority: "localhost:2197",
+            headers: [
+                HeaderField(name: "apns-topic", value: "com.example.app"), HeaderField(name: "x-custom", value: "v"),
+                HeaderField(name: "apns-topic", value: "duplicate"), HeaderField(name: "authorization", value: "bearer " + String(repeating: "j", count: 300)),
+            ],
+            payload: Array(#"{"aps":{"alert":"hi"}}"#.utf8)
+        ),
+        APNsRequest(method: "POST", path: "/3/device/" + lower.uppercased(), scheme: nil, headers: [], payload: []),
+        APNsRequest(method: "POST", path: "/3/device/aBab", headers: []),
+        APNsRequest(method: "GET", path: "/3/device/", headers: [HeaderField(name: "", value: "")]),
+        APNsRequest(method: "POST", path: "/3/device/abc", headers: []),
+        APNsRequest(method: "POST", path: "/3/device/zz11", headers: []),
+        APNsRequest(method: "POST", path: "/4/broadcasts/apps/com.x", headers: [], payload: [0, 255, 10], payloadSize: 9000, headerListTooLarge: true),
+        APNsRequest(method: "", path: "", scheme: "", authority: "", headers: [HeaderField(name: "é", value: "ü")]),
+    ]
+
+    @Test(arguments: requests)
+    func requestsReadBackExactly(request: APNsRequest) {
+        #expect(Self.roundTrip(request).request == request)
+    }
+
+    @Test func deviceTokenIsReadBackInItsOwnCase() {
+        #expect(Self.roundTrip(APNsRequest(method: "POST", path: "/3/device/" + Self.lower)).deviceToken == Self.lower)
+        #expect(Self.roundTrip(APNsRequest(method: "POST", path: "/3/device/" + Self.lower.uppercased())).deviceToken == Self.lower.uppercased())
+        #expect(Self.roundTrip(APNsRequest(method: "POST", path: "/3/device/aBab")).deviceToken == "aBab")
+        #expect(Self.roundTrip(APNsRequest(method: "POST", path: "/3/other")).deviceToken == nil)
+    }
+
+    @Test func responsesReadBackExactlyWhateverTheirIDsLookLike() {
+        let request = APNsRequest(method: "POST", path: "/3/device/" + Self.lower, headers: [HeaderField(name: "apns-id", value: "0a1b2c3d-0000-4000-8000-00000000abcd")])
+        let responses = [
+            APNsResponse(status: 200, apnsID: "0a1b2c3d-0000-4000-8000-00000000abcd", uniqueID: "4084a6e4-9ea8-6d2a-ca49-9a344a152da7"),
+            APNsResponse(status: 410, reason: .unregistered, apnsID: "ACDFB3EB-0000-4000-8000-00000000ABCD", timestamp: 1_496_371_306_210),
+            APNsResponse(status: 400, reason: .badDeviceToken, apnsID: "not-a-uuid", uniqueID: "Mixed-Case"),
+            APNsResponse(status: 431, apnsID: "AbCdEf00-0000-4000-8000-000000000000"),
+        ]
+        for response in responses {
+            let recorded = Self.roundTrip(request, response)
+            #expect(recorded.response == response)
+            #expect(recorded.status == response.status)
+            #expect(recorded.reason == response.reason)
+        }
+    }
+}
