@@ -132,6 +132,62 @@ extension Recording {
     var connectionID: Int? { json["connectionId"]?.int }
 }
 
+/// A check that depends on the scenario's clock came too late (the machine stalled past a time window): the test
+/// starts the scenario over and tries again rather than assert on the wrong window.
+struct TooLate: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Runs `attempt` until it finishes without ``TooLate``, at most `attempts` times; `attempt` gets the attempt number
+/// (from 1) and must start the scenario's clock itself (`PUT` or `POST /admin/scenario/reset`).
+func retryingWhenLate<Result>(
+    attempts: Int = 4,
+    _ attempt: (Int) async throws -> Result
+) async throws -> Result {
+    var lateness: [String] = []
+    for number in 1...attempts {
+        do {
+            return try await attempt(number)
+        } catch let late as TooLate {
+            lateness.append(late.description)
+        }
+    }
+    throw TestFailure("every attempt came too late for the scenario's time windows: \(lateness)")
+}
+
+/// The scenario's clock as a test sees it: milliseconds since the scenario (re)started, and checks that throw
+/// ``TooLate`` when a step missed its time window.
+struct ScenarioClock {
+    var startedAt: Int
+    var attempt: Int
+    /// What a "second" of the scenario's time windows is in this attempt, in milliseconds (tests stretch their
+    /// windows on each new attempt).
+    var second = 1000
+
+    var elapsed: Int { epochMilliseconds() - startedAt }
+
+    /// Throws ``TooLate`` unless it is still before `limit` milliseconds since the start.
+    func before(_ limit: Int, _ what: String) throws {
+        let now = elapsed
+        if now >= limit { throw TooLate("attempt \(attempt): \(what) at \(now) ms, not before \(limit) ms") }
+    }
+
+    /// Runs `body`, which must finish before `limit`; when it fails or ends past `limit`, that is ``TooLate``.
+    func timely<Result>(before limit: Int, _ what: String, _ body: () async throws -> Result) async throws -> Result {
+        try before(limit, what)
+        let result: Result
+        do {
+            result = try await body()
+        } catch {
+            try before(limit, "\(what) (which failed: \(error))")
+            throw error
+        }
+        try before(limit, what)
+        return result
+    }
+}
+
 /// Milliseconds since the epoch, as the server's clock reads it.
 func epochMilliseconds() -> Int {
     Int((Date().timeIntervalSince1970 * 1000).rounded(.down))
@@ -229,7 +285,7 @@ final class RawPusher {
     /// The SETTINGS frame the server sent first.
     let initialSettings: HTTP2Frame
 
-    private init(connection: RawConnection, initialSettings: HTTP2Frame, server: TestServer) {
+    fileprivate init(connection: RawConnection, initialSettings: HTTP2Frame, server: TestServer) {
         self.connection = connection
         self.initialSettings = initialSettings
         self.server = server
@@ -247,10 +303,25 @@ final class RawPusher {
         body: String = TestData.alertPayload,
         timeout: Duration = .seconds(5)
     ) async throws -> RawOutcome {
+        let sent = await send(token: token, headers: headers, body: body)
+        return try await outcome(of: sent, timeout: timeout)
+    }
+
+    /// A push sent but not yet waited for.
+    struct Sent {
+        var streamID: UInt32
+        var started: ContinuousClock.Instant
+    }
+
+    /// Sends one push without waiting for its answer (see ``outcome(of:timeout:)``).
+    func send(
+        token: String = TestData.deviceToken(),
+        headers: [(String, String)] = [("apns-topic", TestData.topic)],
+        body: String = TestData.alertPayload
+    ) async -> Sent {
         let streamID = nextStreamID
         nextStreamID += 2
         let started = ContinuousClock.now
-        var outcome = RawOutcome(end: .timedOut)
         do {
             try await connection.send(
                 FrameWriter.headers(streamID: streamID, FrameWriter.pushHeaders(token: token, authority: server.authority, extra: headers), endStream: false)
@@ -259,7 +330,16 @@ final class RawPusher {
         } catch {
             // Written to a connection the server already closed: what it sent before is still in the inbox.
         }
-        let deadline = started.advanced(by: timeout)
+        return Sent(streamID: streamID, started: started)
+    }
+
+    /// Waits up to `timeout` for the stream of `sent` to end.
+    func outcome(of sent: Sent, timeout: Duration = .seconds(5)) async throws -> RawOutcome {
+        let streamID = sent.streamID
+        let started = sent.started
+        var outcome = RawOutcome(end: .timedOut)
+        // Counted from now, not from the send: a test may look at the recording first.
+        let deadline = ContinuousClock.now.advanced(by: timeout)
         loop: while true {
             let remaining = ContinuousClock.now.duration(to: deadline)
             guard remaining > .zero else { break }
@@ -297,7 +377,11 @@ final class RawPusher {
             }
         }
         outcome.elapsed = ContinuousClock.now - started
-        if !isClosed, outcome.end != .timedOut {
+        if outcome.end == .timedOut {
+            // Give up on the stream as a real client does, so it no longer counts against the stream limit.
+            try? await connection.send(FrameWriter.rstStream(streamID: streamID, errorCode: 0x8))
+        }
+        if !isClosed {
             try await barrier(&outcome)
         }
         return outcome
@@ -381,13 +465,41 @@ enum ConnectionProbe: CustomStringConvertible {
         }
     }
 
+    /// Opens a new connection (TLS, preface, SETTINGS) and pushes once on it.
     static func probe(_ server: TestServer, token: String = TestData.deviceToken()) async -> ConnectionProbe {
-        let pusher: RawPusher
+        let connection: RawConnection
         do {
-            pusher = try await RawPusher.open(server)
+            connection = try await RawConnection.connect(port: server.providerPort)
         } catch {
-            return .refused("\(error)")
+            return .refused("TCP connect failed: \(error)")
         }
+        // The write fails if the server already closed the connection; what it sent first is still in the inbox.
+        try? await connection.send(FrameWriter.preface + FrameWriter.settings())
+        var frames: [HTTP2Frame] = []
+        // Until the server's SETTINGS, a GOAWAY, or the end of the connection.
+        while true {
+            let event: RawEvent?
+            do {
+                event = try await connection.nextEvent(timeout: .seconds(3))
+            } catch {
+                await connection.close()
+                return .refused("nothing within 3 s")
+            }
+            guard let event else {
+                return frames.isEmpty ? .refused("closed before any frame") : .refused("closed after \(frames)")
+            }
+            guard case .frame(let frame) = event else { continue }
+            frames.append(frame)
+            if frame.kind == .goAway, let goAway = GoAway(frame) {
+                await connection.close()
+                return .goAway(goAway)
+            }
+            if frame.kind == .settings, frame.flags & HTTP2Frame.ack == 0 {
+                try? await connection.send(FrameWriter.settingsAck)
+                break
+            }
+        }
+        let pusher = RawPusher(connection: connection, initialSettings: frames[frames.count - 1], server: server)
         let outcome: RawOutcome
         do {
             outcome = try await pusher.push(token: token, timeout: .seconds(3))
@@ -397,7 +509,7 @@ enum ConnectionProbe: CustomStringConvertible {
         }
         await pusher.close()
         if outcome.isBareHeaders { return .working }
-        if outcome.end == .connectionClosed, let goAway = outcome.goAway { return .goAway(goAway) }
+        if outcome.frames.isEmpty, let goAway = outcome.goAway { return .goAway(goAway) }
         return .other(outcome)
     }
 }

@@ -210,29 +210,56 @@ public final class NotificationProcessor: Sendable {
                 actions.append(.setMaxConcurrentStreams(value))
                 faultNotes.append("SETTINGS_MAX_CONCURRENT_STREAMS \(value)")
             case .closeAfterAnswer:
-                actions.append(.close)
-                faultNotes.append("connection closed after the answer")
+                actions += [.goAway(errorCode: 0, lastStreamID: nil, debugData: ""), .close]
+                faultNotes.append("GOAWAY NO_ERROR and close after the answer")
             }
         }
         // A stream fault or a dropped connection means the answer never reaches the client.
         if streamFault != nil || actions.contains(.drop) { response = nil }
 
+        let recording = RecordedNotification(
+            sequence: 0,
+            receivedAt: receivedAt,
+            connectionID: connection.id,
+            streamID: streamID,
+            request: request,
+            response: response,
+            generatedIDs: response == nil ? RecordStorage.GeneratedIDs() : generated,
+            abandonedBecause: response == nil ? "no answer: " + (faultNotes.isEmpty ? "scenario" : faultNotes.joined(separator: ", ")) : nil,
+            authentication: authRecord,
+            scenarioRule: scripted?.ruleName,
+            faults: faultNotes
+        )
+        var decision = ProviderDecision(response: response, streamFault: streamFault, actions: actions, delay: scripted?.delay)
+        if let delay = decision.delay, delay > .zero {
+            decision.pendingRecording = recording
+        } else {
+            store.append(recording)
+        }
+        return decision
+    }
+
+    /// Records a decision whose recording waited for its delay: as answered once the answer went out, or as
+    /// abandoned when the connection was gone first.
+    public func commit(_ recording: RecordedNotification, sent: Bool, because: String = "connection closed during the scenario's delay") {
+        guard !sent else {
+            store.append(recording)
+            return
+        }
         store.append(
             RecordedNotification(
                 sequence: 0,
-                receivedAt: receivedAt,
-                connectionID: connection.id,
-                streamID: streamID,
-                request: request,
-                response: response,
-                generatedIDs: response == nil ? RecordStorage.GeneratedIDs() : generated,
-                abandonedBecause: response == nil ? "no answer: " + (faultNotes.isEmpty ? "scenario" : faultNotes.joined(separator: ", ")) : nil,
-                authentication: authRecord,
-                scenarioRule: scripted?.ruleName,
-                faults: faultNotes
+                receivedAt: recording.receivedAt,
+                connectionID: recording.connectionID,
+                streamID: recording.streamID,
+                request: recording.request,
+                response: nil,
+                abandonedBecause: because,
+                authentication: recording.authentication,
+                scenarioRule: recording.scenarioRule,
+                faults: recording.faults
             )
         )
-        return ProviderDecision(response: response, streamFault: streamFault, actions: actions, delay: scripted?.delay)
     }
 
     static func errorName(_ code: UInt32) -> String { HTTP2ErrorCodeName.name(of: code) }

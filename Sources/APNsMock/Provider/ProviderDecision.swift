@@ -39,6 +39,9 @@ public struct ProviderDecision: Sendable, Equatable {
     public var actions: [ConnectionAction]
     /// Wait this long before answering (a scenario's latency).
     public var delay: Duration?
+    /// With a delay, the recording is kept back until the answer is sent (`NotificationProcessor.commit`), so a
+    /// client that leaves during the delay is recorded as abandoned, not as answered.
+    public var pendingRecording: RecordedNotification?
 
     public init(response: APNsResponse?, streamFault: StreamFault? = nil, actions: [ConnectionAction] = [], delay: Duration? = nil) {
         self.response = response

@@ -206,6 +206,11 @@ final class HTTP2ServerSession {
         return takeEvents()
     }
 
+    /// Whether the stream is still open (not reset by the client, not closed with its connection).
+    func isOpen(_ streamID: Int32) -> Bool {
+        stream(streamID) != nil
+    }
+
     /// Number of streams libnghttp2 is tracking for this connection.
     var openStreamCount: Int { streams.count }
 
@@ -215,6 +220,7 @@ final class HTTP2ServerSession {
     func respond(streamID: Int32, with response: APNsResponse) {
         guard let session, let stream = stream(streamID), !stream.answered else { return }
         stream.answered = true
+        lastAnsweredStreamID = max(lastAnsweredStreamID, streamID)
         stream.resetAfterAnswer = !stream.requestEnded
         if let body = response.body {
             stream.responseBody = Array(body.utf8)
@@ -270,14 +276,25 @@ final class HTTP2ServerSession {
         stream(streamID)?.answered = true
     }
 
+    /// The highest stream id answered so far: a GOAWAY naming it tells the client every later stream was not
+    /// processed and may be retried.
+    private(set) var lastAnsweredStreamID: Int32 = 0
+
     /// Queues a GOAWAY with an error code and optional debug data (APNs puts `{"reason":…}` there).
+    /// - Parameter lastStreamID: `nil` names the last stream answered.
     func goAway(errorCode: UInt32 = 0, lastStreamID: Int32? = nil, debugData: String = "") {
         guard let session else { return }
-        let last = lastStreamID ?? nghttp2_session_get_last_proc_stream_id(session)
+        let last = lastStreamID ?? lastAnsweredStreamID
         var debug = debugData
         debug.withUTF8 { data in
             _ = nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), last, errorCode, data.baseAddress, data.count)
         }
+    }
+
+    /// The highest stream id libnghttp2 has processed (received) so far.
+    var lastReceivedStreamID: Int32 {
+        guard let session else { return 0 }
+        return nghttp2_session_get_last_proc_stream_id(session)
     }
 
     /// Starts a graceful shutdown: tells the client no new streams will be accepted (RFC 9113 §6.8).

@@ -26,6 +26,9 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
     /// A scenario outage said to refuse this connection with a GOAWAY once TLS is up.
     private var outageGoAway: (errorCode: UInt32, debugData: String)?
     private let identify: @Sendable (NIOSSLCertificate) -> CertificateIdentity?
+    /// Recordings of answers waiting for a scenario's delay, by stream: committed when the answer goes out, or
+    /// as abandoned if the connection ends first.
+    private var delayedRecordings: [Int32: RecordedNotification] = [:]
     /// A decision asked to close the connection once what is queued has been written.
     private var closeAfterWrite = false
     /// Our SETTINGS go out at once, except to a client that negotiated `http/1.1`: it gets a readable 505
@@ -185,9 +188,16 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
                 let pushType = request.headers.first(where: { $0.name == "apns-push-type" })?.value
                 if let delay = decision.delay, delay > .zero {
                     // A scenario's latency: answer later on this event loop; the connection may be gone by then.
+                    if let recording = decision.pendingRecording { delayedRecordings[streamID] = recording }
                     context.eventLoop.assumeIsolated().scheduleTask(in: Self.timeAmount(delay)) {
-                        guard !self.finished else { return }
+                        // Gone from the table: the connection finished first and recorded it as abandoned.
+                        guard let recording = self.delayedRecordings.removeValue(forKey: streamID) else { return }
+                        guard !self.finished, self.session.isOpen(streamID) else {
+                            self.processor.commit(recording, sent: false, because: "stream reset during the scenario's delay")
+                            return
+                        }
                         self.carryOut(decision, streamID: streamID, pushType: pushType, started: started, context: context)
+                        self.processor.commit(recording, sent: true)
                         self.flushOutput(context: context)
                     }
                 } else {
@@ -236,7 +246,8 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
             return
         }
         logger.debug("server shutting down: sending GOAWAY")
-        session.goAway(errorCode: 0, lastStreamID: nil, debugData: Reason.shutdown.body())
+        // Every stream received so far will still be answered, so the GOAWAY names the last one received.
+        session.goAway(errorCode: 0, lastStreamID: session.lastReceivedStreamID, debugData: Reason.shutdown.body())
         flushOutput(context: context)
     }
 
@@ -338,6 +349,10 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         for case .abandoned(let streamID, let request, let because) in session.close(because: reason) {
             processor.recordAbandoned(request, streamID: streamID, connection: connection, because: because)
         }
+        for recording in delayedRecordings.values.sorted(by: { $0.streamID < $1.streamID }) {
+            processor.commit(recording, sent: false)
+        }
+        delayedRecordings.removeAll()
         processor.scenario.current.connectionClosed(connection.id)
         if counted {
             tracker.closed()
