@@ -1,4 +1,4 @@
-import APNsMock
+@testable import APNsMock
 import APNsMockCertificates
 import APNsMockServer
 import Crypto
@@ -78,7 +78,7 @@ struct ProviderAuthenticationTests {
     @Test func tamperedTokenIs403InvalidProviderToken() async throws {
         try await Self.tokenServer { server in
             var parts = try Self.token().split(separator: ".").map(String.init)
-            parts[1] = Base64URLForTests.encode(#"{"iss":"TEAM000001","iat":\#(Int(Date().timeIntervalSince1970) - 10)}"#)
+            parts[1] = Base64URL.encode(Array(#"{"iss":"TEAM000001","iat":\#(Int(Date().timeIntervalSince1970) - 10)}"#.utf8))
             let result = try await Self.curl([
                 "-w", "\n%{http_code}", "-H", "authorization: bearer \(parts.joined(separator: "."))",
                 "-H", "apns-topic: \(TestData.topic)", "-d", "{}", server.deviceURL(TestData.deviceToken()),
@@ -252,12 +252,5 @@ struct ProviderAuthenticationTests {
             #expect(bad.stdout.contains("\"status\": 400"), "\(bad)")
             #expect(bad.stdout.contains(#""body": "{\"reason\":\"BadDeviceToken\"}""#), "\(bad)")
         }
-    }
-}
-
-enum Base64URLForTests {
-    static func encode(_ text: String) -> String {
-        Data(text.utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 }
