@@ -25,12 +25,19 @@ public struct RecordedNotification: Sendable, Equatable {
         scenarioRule: String? = nil,
         faults: [String] = []
     ) {
-        self.sequence = sequence
-        self.receivedAt = receivedAt
-        self.connectionID = connectionID
-        self.streamID = streamID
-        let extras = RecordExtras.make(abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults)
-        self.storage = RecordStorage.make(request: request, response: response, extras: extras)
+        self.init(
+            sequence: sequence,
+            receivedAt: receivedAt,
+            connectionID: connectionID,
+            streamID: streamID,
+            request: request,
+            response: response,
+            generatedIDs: RecordStorage.GeneratedIDs(),
+            abandonedBecause: abandonedBecause,
+            authentication: authentication,
+            scenarioRule: scenarioRule,
+            faults: faults
+        )
     }
 
     /// As above, with the bits of IDs the mock generated, so they are kept without parsing their text.
