@@ -25,6 +25,9 @@ struct RecordStorageTests {
         APNsRequest(method: "GET", path: "/3/device/", headers: [HeaderField(name: "", value: "")]),
         APNsRequest(method: "POST", path: "/3/device/abc", headers: []),
         APNsRequest(method: "POST", path: "/3/device/zz11", headers: []),
+        APNsRequest(method: "POST", path: "/3/device/ab/cd", headers: []),
+        APNsRequest(method: "POST", path: "/3/devic", headers: []),
+        APNsRequest(method: "POST", path: "/3/device/0123456789ABCDEF", headers: [HeaderField(name: "content-type", value: "")]),
         APNsRequest(method: "POST", path: "/4/broadcasts/apps/com.x", headers: [], payload: [0, 255, 10], payloadSize: 9000, headerListTooLarge: true),
         APNsRequest(method: "", path: "", scheme: "", authority: "", headers: [HeaderField(name: "é", value: "ü")]),
     ]

@@ -88,6 +88,9 @@ public final class DeviceRegistry: Sendable {
     /// In APNs' order: a token from the other environment does not exist there (`400 BadDeviceToken`); then a
     /// topic other than the device's (`400 DeviceTokenNotForTopic`, compared case-insensitively; `nil` skips the
     /// check); then a device unregistered at or before `now` (`410 Unregistered` with that time).
+    /// No device registered: `check` would answer `nil` for every token (read without the lock).
+    public var isEmpty: Bool { size.load(ordering: .relaxed) == 0 }
+
     public func check(token: String, topic: String?, environment: APNsEnvironment, now: Int64) -> ScenarioResponse? {
         if size.load(ordering: .relaxed) == 0 { return nil }
         let key = Device.normalizedToken(token)

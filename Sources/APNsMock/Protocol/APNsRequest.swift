@@ -52,12 +52,23 @@ public struct APNsRequest: Sendable, Equatable {
 
     /// The device token from a `/3/device/<token>` path, or `nil` for any other path.
     public var deviceToken: String? {
-        guard path.utf8.starts(with: APNsPath.devicePrefix.utf8) else { return nil }
-        let token = path.utf8.dropFirst(APNsPath.devicePrefix.utf8.count)
-        return token.isEmpty ? nil : String(token)
+        var path = self.path
+        return path.withUTF8 { path in
+            guard let token = APNsPath.tokenBytes(in: path), !token.isEmpty else { return nil }
+            return String(decoding: token, as: UTF8.self)
+        }
     }
 }
 
 enum APNsPath {
     static let devicePrefix = "/3/device/"
+    static let devicePrefixBytes: StaticString = "/3/device/"
+
+    /// What follows `/3/device/` (possibly empty), or `nil` when the path does not start with it.
+    static func tokenBytes(in path: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
+        let prefixLength = devicePrefixBytes.utf8CodeUnitCount
+        guard path.count >= prefixLength else { return nil }
+        for index in 0..<prefixLength where path[index] != devicePrefixBytes.utf8Start[index] { return nil }
+        return UnsafeBufferPointer(rebasing: path[prefixLength...])
+    }
 }

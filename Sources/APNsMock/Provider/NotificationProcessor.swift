@@ -138,7 +138,7 @@ public final class NotificationProcessor: Sendable {
                         allowedTopics: outcome.allowedTopics,
                         routeChecked: true
                     )
-                    if verdict == .accepted, let token = request.deviceToken {
+                    if verdict == .accepted, !engine.devices.isEmpty, let token = request.deviceToken {
                         scriptedResponse = engine.deviceCheck(
                             token: token,
                             topic: headers.topic ?? outcome.defaultTopic,

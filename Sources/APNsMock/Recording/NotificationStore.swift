@@ -73,9 +73,10 @@ public final class NotificationStore: Sendable {
             notification.sequence = state.nextSequence
             state.nextSequence += 1
             state.statistics.received += 1
-            if let response = notification.response {
-                state.statistics.byStatus[response.status, default: 0] += 1
-                if let reason = response.reason { state.statistics.byReason[reason.rawValue, default: 0] += 1 }
+            // `status` and `reason`, not `response`: rebuilding the answer formats its IDs, inside the lock.
+            if let status = notification.status {
+                state.statistics.byStatus[status, default: 0] += 1
+                if let reason = notification.reason { state.statistics.byReason[reason.rawValue, default: 0] += 1 }
             } else {
                 state.statistics.abandoned += 1
             }

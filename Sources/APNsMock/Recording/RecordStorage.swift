@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
+
 /// A recording in one allocation: the answer's scalars in the header, the request's bytes in the tail
 /// (method, path, scheme, authority, then each header as two 16-bit lengths and its name and value, then the payload).
 ///
@@ -43,47 +49,42 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
     ]
     static let literalName: UInt8 = 0xFF
 
-    static func knownHeaderCode(_ name: String) -> UInt8? {
-        for (index, known) in knownHeaderNames.enumerated() where known.utf8CodeUnitCount == name.utf8.count {
-            let matches = known.withUTF8Buffer { known in name.utf8.elementsEqual(known) }
-            if matches { return UInt8(index) }
+    static func knownHeaderCode(_ name: UnsafeBufferPointer<UInt8>) -> UInt8? {
+        for (index, known) in knownHeaderNames.enumerated() where known.utf8CodeUnitCount == name.count {
+            if memcmp(known.utf8Start, name.baseAddress!, name.count) == 0 { return UInt8(index) }
         }
         return nil
     }
 
-    /// The token's bytes and case when `path` is `/3/device/` and an even number of hex digits in one case.
-    static func binaryDeviceToken(_ path: String) -> (bytes: [UInt8], encoding: PathEncoding)? {
-        let utf8 = path.utf8
-        let prefix = APNsPath.devicePrefix.utf8
-        guard utf8.starts(with: prefix) else { return nil }
-        let hex = utf8.dropFirst(prefix.count)
-        guard !hex.isEmpty, hex.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(hex.count / 2)
+    /// How `path` is stored: as the token's bytes when it is `/3/device/` and an even number of hex digits in
+    /// one case, as text otherwise.
+    static func pathEncoding(_ path: UnsafeBufferPointer<UInt8>) -> PathEncoding {
+        guard let hex = APNsPath.tokenBytes(in: path), !hex.isEmpty, hex.count % 2 == 0 else { return .text }
         var sawUpper = false
         var sawLower = false
-        var high: UInt8?
         for digit in hex {
-            let value: UInt8
             switch digit {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = digit - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"):
-                value = digit - UInt8(ascii: "a") + 10
-                sawLower = true
-            case UInt8(ascii: "A")...UInt8(ascii: "F"):
-                value = digit - UInt8(ascii: "A") + 10
-                sawUpper = true
-            default: return nil
-            }
-            if let first = high {
-                bytes.append(first << 4 | value)
-                high = nil
-            } else {
-                high = value
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): break
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): sawLower = true
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): sawUpper = true
+            default: return .text
             }
         }
-        if sawUpper && sawLower { return nil }
-        return (bytes, sawUpper ? .deviceTokenUppercase : .deviceTokenLowercase)
+        if sawUpper && sawLower { return .text }
+        return sawUpper ? .deviceTokenUppercase : .deviceTokenLowercase
+    }
+
+    /// Writes the token's bytes for a path `pathEncoding` accepted; returns how many it wrote.
+    private static func writeDeviceToken(of path: UnsafeBufferPointer<UInt8>, to cursor: UnsafeMutablePointer<UInt8>) -> Int {
+        let hex = APNsPath.tokenBytes(in: path)!
+        func value(_ digit: UInt8) -> UInt8 {
+            if digit <= UInt8(ascii: "9") { return digit &- UInt8(ascii: "0") }
+            return (digit | 0x20) &- UInt8(ascii: "a") &+ 10
+        }
+        for index in 0..<hex.count / 2 {
+            cursor[index] = value(hex[2 * index]) << 4 | value(hex[2 * index + 1])
+        }
+        return hex.count / 2
     }
 
     /// A UUID string kept as 16 bytes, or how to find it otherwise.
@@ -111,84 +112,102 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
         extras: RecordExtras?,
         generatedIDs: GeneratedIDs = GeneratedIDs()
     ) -> RecordStorage {
-        let method = Array(request.method.utf8.prefix(Int(UInt16.max - 1)))
-        let binaryToken = binaryDeviceToken(request.path)
-        let path = binaryToken?.bytes ?? Array(request.path.utf8.prefix(Int(UInt32.max)))
-        let scheme = request.scheme.map { Array($0.utf8.prefix(Int(absent - 1))) }
-        let authority = request.authority.map { Array($0.utf8.prefix(Int(absent - 1))) }
+        // Measured on the hot path: temporary arrays per field cost more than the copy itself, so lengths are
+        // computed first and every field is copied once, straight from the strings' UTF-8 into the tail.
+        var method = request.method
+        var path = request.path
+        var scheme = request.scheme
+        var authority = request.authority
+        let methodLength = min(method.utf8.count, Int(absent - 1))
+        let encoding = path.withUTF8(pathEncoding)
+        let pathLength = encoding == .text
+            ? min(path.utf8.count, Int(UInt32.max))
+            : (path.utf8.count - APNsPath.devicePrefixBytes.utf8CodeUnitCount) / 2
+        let schemeLength = scheme.map { min($0.utf8.count, Int(absent - 1)) }
+        let authorityLength = authority.map { min($0.utf8.count, Int(absent - 1)) }
         let headers = request.headers.prefix(Int(UInt16.max))
-        var blockLength = 0
-        var codes: [UInt8?] = []
-        codes.reserveCapacity(headers.count)
-        for field in headers {
-            let code = knownHeaderCode(field.name)
-            codes.append(code)
-            blockLength += 3 + min(field.value.utf8.count, Int(UInt16.max))
-            if code == nil { blockLength += 2 + min(field.name.utf8.count, Int(UInt16.max)) }
-        }
-        let total = method.count + path.count + (scheme?.count ?? 0) + (authority?.count ?? 0) + blockLength + request.payload.count
+        let maxField = Int(UInt16.max)
 
-        var header = Header()
-        header.methodLength = UInt16(method.count)
-        header.pathLength = UInt32(path.count)
-        header.pathEncoding = binaryToken?.encoding ?? .text
-        header.schemeLength = scheme.map { UInt16($0.count) } ?? absent
-        header.authorityLength = authority.map { UInt16($0.count) } ?? absent
-        header.headerCount = UInt16(headers.count)
-        header.headerBlockLength = UInt32(blockLength)
-        header.payloadLength = UInt32(request.payload.count)
-        header.payloadSize = request.payloadSize
-        header.headerListTooLarge = request.headerListTooLarge
-        header.extras = extras
-        if let response {
-            header.hasResponse = true
-            header.status = UInt16(clamping: response.status)
-            header.reason = response.reason
-            header.timestamp = response.timestamp
-            if let bits = generatedIDs.apnsID {
-                header.apnsID = .uppercase(bits.high, bits.low)
-            } else {
-                header.apnsID = response.apnsID == request.header("apns-id") ? .echoed : compact(response.apnsID)
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: headers.count) { codes in
+            var blockLength = 0
+            for (index, field) in headers.enumerated() {
+                var name = field.name
+                let code = name.withUTF8(knownHeaderCode)
+                codes[index] = code ?? literalName
+                blockLength += 3 + min(field.value.utf8.count, maxField)
+                if code == nil { blockLength += 2 + min(name.utf8.count, maxField) }
             }
-            if let bits = generatedIDs.uniqueID {
-                header.uniqueID = .lowercase(bits.high, bits.low)
-            } else {
-                header.uniqueID = response.uniqueID.map(compact) ?? .none
-            }
-        }
+            let total = methodLength + pathLength + (schemeLength ?? 0) + (authorityLength ?? 0) + blockLength + request.payload.count
 
-        let storage = RecordStorage.create(minimumCapacity: total) { _ in header } as! RecordStorage
-        storage.withUnsafeMutablePointerToElements { base in
-            var cursor = base
-            func put<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
-                for byte in bytes {
-                    cursor.pointee = byte
-                    cursor += 1
-                }
-            }
-            func putLength(_ length: Int) {
-                put([UInt8(truncatingIfNeeded: length), UInt8(truncatingIfNeeded: length >> 8)])
-            }
-            put(method)
-            put(path)
-            if let scheme { put(scheme) }
-            if let authority { put(authority) }
-            for (field, code) in zip(headers, codes) {
-                if let code {
-                    put(CollectionOfOne(code))
+            var header = Header()
+            header.methodLength = UInt16(methodLength)
+            header.pathLength = UInt32(pathLength)
+            header.pathEncoding = encoding
+            header.schemeLength = schemeLength.map { UInt16($0) } ?? absent
+            header.authorityLength = authorityLength.map { UInt16($0) } ?? absent
+            header.headerCount = UInt16(headers.count)
+            header.headerBlockLength = UInt32(blockLength)
+            header.payloadLength = UInt32(request.payload.count)
+            header.payloadSize = request.payloadSize
+            header.headerListTooLarge = request.headerListTooLarge
+            header.extras = extras
+            if let response {
+                header.hasResponse = true
+                header.status = UInt16(clamping: response.status)
+                header.reason = response.reason
+                header.timestamp = response.timestamp
+                if let bits = generatedIDs.apnsID {
+                    header.apnsID = .uppercase(bits.high, bits.low)
                 } else {
-                    let name = field.name.utf8.prefix(Int(UInt16.max))
-                    put(CollectionOfOne(literalName))
-                    putLength(name.count)
-                    put(name)
+                    header.apnsID = response.apnsID == request.header("apns-id") ? .echoed : compact(response.apnsID)
                 }
-                let value = field.value.utf8.prefix(Int(UInt16.max))
-                putLength(value.count)
-                put(value)
+                if let bits = generatedIDs.uniqueID {
+                    header.uniqueID = .lowercase(bits.high, bits.low)
+                } else {
+                    header.uniqueID = response.uniqueID.map(compact) ?? .none
+                }
             }
-            put(request.payload)
+
+            let storage = RecordStorage.create(minimumCapacity: total) { _ in header } as! RecordStorage
+            storage.withUnsafeMutablePointerToElements { base in
+                var cursor = base
+                func put(_ bytes: UnsafeBufferPointer<UInt8>, limit: Int) {
+                    let count = min(bytes.count, limit)
+                    if count > 0 { cursor.update(from: bytes.baseAddress!, count: count) }
+                    cursor += count
+                }
+                func put(_ text: inout String, limit: Int) {
+                    text.withUTF8 { put($0, limit: limit) }
+                }
+                func putLength(_ length: Int) {
+                    cursor[0] = UInt8(truncatingIfNeeded: length)
+                    cursor[1] = UInt8(truncatingIfNeeded: length >> 8)
+                    cursor += 2
+                }
+                put(&method, limit: methodLength)
+                if encoding == .text {
+                    put(&path, limit: pathLength)
+                } else {
+                    cursor += path.withUTF8 { writeDeviceToken(of: $0, to: cursor) }
+                }
+                if scheme != nil { put(&scheme!, limit: schemeLength!) }
+                if authority != nil { put(&authority!, limit: authorityLength!) }
+                for (index, field) in headers.enumerated() {
+                    cursor.pointee = codes[index]
+                    cursor += 1
+                    if codes[index] == literalName {
+                        var name = field.name
+                        putLength(min(name.utf8.count, maxField))
+                        put(&name, limit: maxField)
+                    }
+                    var value = field.value
+                    putLength(min(value.utf8.count, maxField))
+                    put(&value, limit: maxField)
+                }
+                request.payload.withUnsafeBufferPointer { put($0, limit: $0.count) }
+            }
+            return storage
         }
-        return storage
     }
 
     // MARK: Reading

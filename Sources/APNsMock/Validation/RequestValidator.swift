@@ -32,11 +32,13 @@ public struct RequestValidator: Sendable {
     public func routeVerdict(_ request: APNsRequest) -> Verdict {
         if request.headerListTooLarge { return .headerListTooLarge }
         if request.method != "POST" { return .rejected(.methodNotAllowed) }
-        let path = request.path.utf8
-        guard path.starts(with: APNsPath.devicePrefix.utf8) else { return .rejected(.badPath) }
-        // `/3/device/<token>/more` is another resource, not a bad token.
-        if path.dropFirst(APNsPath.devicePrefix.utf8.count).contains(UInt8(ascii: "/")) { return .rejected(.badPath) }
-        return .accepted
+        var path = request.path
+        return path.withUTF8 { path in
+            guard let token = APNsPath.tokenBytes(in: path) else { return .rejected(.badPath) }
+            // `/3/device/<token>/more` is another resource, not a bad token.
+            if token.contains(UInt8(ascii: "/")) { return .rejected(.badPath) }
+            return .accepted
+        }
     }
 
     /// - Parameters:
@@ -55,9 +57,14 @@ public struct RequestValidator: Sendable {
             guard route == .accepted else { return route }
         }
 
-        let token = request.path.utf8.dropFirst(APNsPath.devicePrefix.utf8.count)
-        if token.isEmpty { return .rejected(.missingDeviceToken) }
-        if !policy.deviceToken.isValid(token) { return .rejected(.badDeviceToken) }
+        var path = request.path
+        let tokenVerdict = path.withUTF8 { path -> Verdict in
+            let token = APNsPath.tokenBytes(in: path) ?? UnsafeBufferPointer(start: nil, count: 0)
+            if token.isEmpty { return .rejected(.missingDeviceToken) }
+            if !policy.deviceToken.isValid(token) { return .rejected(.badDeviceToken) }
+            return .accepted
+        }
+        guard tokenVerdict == .accepted else { return tokenVerdict }
 
         if let apnsID = headers.apnsID, !Self.isCanonicalUUID(apnsID) { return .rejected(.badMessageId) }
 
