@@ -107,6 +107,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var logger = Logger(label: "apns-mock")
         logger.logLevel = configuration.logLevel
+        MemoryRelease.keepLargeAllocationsOutOfTheHeap()
         let service = MockServerService(configuration: configuration, logger: logger)
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
