@@ -317,6 +317,27 @@ struct NotificationProcessorAuthTests {
         #expect(harness.processor.store.list(query).total == 1)
     }
 
+    /// A connection's recordings share their authentication extras while the token stays the same; each must
+    /// still carry its own request's authentication when the token changes.
+    @Test func recordingsOnOneConnectionEachCarryTheirOwnToken() throws {
+        let harness = Harness(acceptUnknownKeys: true)
+        var state = harness.processor.makeConnectionState(certificate: nil)
+        var ids = APNsIDGenerator()
+        let valid = harness.bearer()
+        let tokens: [String?] = [valid, valid, nil, "bearer not.a.token", valid]
+        for (index, token) in tokens.enumerated() {
+            _ = harness.processor.process(
+                request(authorization: token), streamID: Int32(2 * index + 1), connection: ConnectionInfo(id: 9), state: &state, ids: &ids)
+        }
+        let keys = harness.recordings.map { recording -> String? in
+            guard case .token(let keyID, _, _, _, let error) = recording.authentication else {
+                return recording.authentication.map { "\($0)" }
+            }
+            return error == nil ? keyID : "error"
+        }
+        #expect(keys == [authKeyID, authKeyID, "missing", "error", authKeyID])
+    }
+
     @Test func recordingsOfUnknownKeysSayTheSignatureWasNotChecked() throws {
         var harness = Harness(acceptUnknownKeys: true)
         let stranger = ProviderTokenSigner(keyID: "ZZZZ999999", teamID: "TEAM999999", privateKey: P256.Signing.PrivateKey())

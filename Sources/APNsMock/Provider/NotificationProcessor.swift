@@ -217,6 +217,14 @@ public final class NotificationProcessor: Sendable {
         // A stream fault or a dropped connection means the answer never reaches the client.
         if streamFault != nil || actions.contains(.drop) { response = nil }
 
+        let extras = RecordExtras.make(
+            abandonedBecause: response == nil ? "no answer: " + (faultNotes.isEmpty ? "scenario" : faultNotes.joined(separator: ", ")) : nil,
+            authentication: authRecord,
+            scenarioRule: scripted?.ruleName,
+            faults: faultNotes,
+            reusing: state.recordExtras
+        )
+        if let extras, extras.isAuthenticationOnly { state.recordExtras = extras }
         let recording = RecordedNotification(
             sequence: 0,
             receivedAt: receivedAt,
@@ -225,10 +233,7 @@ public final class NotificationProcessor: Sendable {
             request: request,
             response: response,
             generatedIDs: response == nil ? RecordStorage.GeneratedIDs() : generated,
-            abandonedBecause: response == nil ? "no answer: " + (faultNotes.isEmpty ? "scenario" : faultNotes.joined(separator: ", ")) : nil,
-            authentication: authRecord,
-            scenarioRule: scripted?.ruleName,
-            faults: faultNotes
+            extras: extras
         )
         var decision = ProviderDecision(response: response, streamFault: streamFault, actions: actions, delay: scripted?.delay)
         if let delay = decision.delay, delay > .zero {

@@ -22,6 +22,9 @@ public enum StreamFault: Sendable, Equatable {
 public struct ProviderConnectionState: Sendable {
     public var auth: ConnectionAuthState
     public var scenario: ScenarioConnectionState
+    /// The last recording's authentication-only extras: every request of a token-authenticated connection
+    /// shares one object instead of allocating its own.
+    var recordExtras: RecordExtras?
 
     public init(auth: ConnectionAuthState, scenario: ScenarioConnectionState) {
         self.auth = auth

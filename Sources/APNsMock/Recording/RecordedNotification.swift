@@ -54,11 +54,33 @@ public struct RecordedNotification: Sendable, Equatable {
         scenarioRule: String?,
         faults: [String]
     ) {
+        self.init(
+            sequence: sequence,
+            receivedAt: receivedAt,
+            connectionID: connectionID,
+            streamID: streamID,
+            request: request,
+            response: response,
+            generatedIDs: generatedIDs,
+            extras: RecordExtras.make(abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults)
+        )
+    }
+
+    /// As above, with the extras already made (possibly shared with earlier recordings).
+    init(
+        sequence: UInt64,
+        receivedAt: Int64,
+        connectionID: UInt64,
+        streamID: Int32,
+        request: APNsRequest,
+        response: APNsResponse?,
+        generatedIDs: RecordStorage.GeneratedIDs,
+        extras: RecordExtras?
+    ) {
         self.sequence = sequence
         self.receivedAt = receivedAt
         self.connectionID = connectionID
         self.streamID = streamID
-        let extras = RecordExtras.make(abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults)
         self.storage = RecordStorage.make(request: request, response: response, extras: extras, generatedIDs: generatedIDs)
     }
 
@@ -98,16 +120,27 @@ final class RecordExtras: Sendable {
     /// Shared by every recording whose only extra is `--auth none`, the common case in CI: no allocation each.
     static let authenticatedByNone = RecordExtras(abandonedBecause: nil, authentication: AuthenticationRecord.none, scenarioRule: nil, faults: [])
 
-    static func make(abandonedBecause: String?, authentication: AuthenticationRecord?, scenarioRule: String?, faults: [String]) -> RecordExtras? {
+    /// - Parameter cached: extras holding only an authentication, returned again when it is the same one.
+    static func make(
+        abandonedBecause: String?,
+        authentication: AuthenticationRecord?,
+        scenarioRule: String?,
+        faults: [String],
+        reusing cached: RecordExtras? = nil
+    ) -> RecordExtras? {
         guard abandonedBecause == nil, scenarioRule == nil, faults.isEmpty else {
             return RecordExtras(abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults)
         }
         switch authentication {
         case nil: return nil
         case .none?: return authenticatedByNone
-        default: return RecordExtras(abandonedBecause: nil, authentication: authentication, scenarioRule: nil, faults: [])
+        default:
+            if let cached, cached.isAuthenticationOnly, cached.authentication == authentication { return cached }
+            return RecordExtras(abandonedBecause: nil, authentication: authentication, scenarioRule: nil, faults: [])
         }
     }
+
+    var isAuthenticationOnly: Bool { abandonedBecause == nil && scenarioRule == nil && faults.isEmpty }
 
     let abandonedBecause: String?
     let authentication: AuthenticationRecord?

@@ -6,4 +6,12 @@ enum ASCII {
     }
 
     static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+
+    static func hasSuffix(_ bytes: UnsafeBufferPointer<UInt8>, _ suffix: String) -> Bool {
+        var suffix = suffix
+        return suffix.withUTF8 { suffix in
+            guard bytes.count >= suffix.count else { return false }
+            return UnsafeBufferPointer(rebasing: bytes[(bytes.count - suffix.count)...]).elementsEqual(suffix)
+        }
+    }
 }

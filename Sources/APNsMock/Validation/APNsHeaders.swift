@@ -20,14 +20,17 @@ public struct APNsHeaders: Sendable, Equatable {
         collapseID = nil
         hasDuplicates = false
         for field in headers {
-            switch field.name {
-            case "authorization": Self.keepFirst(&authorization, field.value)
-            case "apns-id": Self.keepFirst(&apnsID, field.value)
-            case "apns-push-type": Self.keepFirst(&pushType, field.value)
-            case "apns-priority": Self.keepFirst(&priority, field.value)
-            case "apns-expiration": Self.keepFirst(&expiration, field.value)
-            case "apns-topic": Self.keepFirst(&topic, field.value)
-            case "apns-collapse-id": Self.keepFirst(&collapseID, field.value)
+            // The length first: most names are then compared with one candidate, or none.
+            let name = field.name
+            switch name.utf8.count {
+            case 13:
+                if name == "authorization" { Self.keepFirst(&authorization, field.value) }
+                else if name == "apns-priority" { Self.keepFirst(&priority, field.value) }
+            case 7 where name == "apns-id": Self.keepFirst(&apnsID, field.value)
+            case 14 where name == "apns-push-type": Self.keepFirst(&pushType, field.value)
+            case 15 where name == "apns-expiration": Self.keepFirst(&expiration, field.value)
+            case 10 where name == "apns-topic": Self.keepFirst(&topic, field.value)
+            case 16 where name == "apns-collapse-id": Self.keepFirst(&collapseID, field.value)
             default: break
             }
         }
@@ -42,7 +45,9 @@ public struct APNsHeaders: Sendable, Equatable {
         // Requests carry about ten headers: comparing pairs beats hashing at that size.
         if headers.count <= 16 {
             for i in headers.indices {
-                for j in headers.index(after: i)..<headers.endIndex where headers[i].name == headers[j].name {
+                let count = headers[i].name.utf8.count
+                for j in headers.index(after: i)..<headers.endIndex
+                where headers[j].name.utf8.count == count && headers[i].name == headers[j].name {
                     return true
                 }
             }

@@ -123,14 +123,18 @@ public struct RequestValidator: Sendable {
     }
 
     static func topic(_ topic: String, fits pushType: PushType) -> Bool {
-        switch pushType {
-        case .mdm:
-            return true
-        case .alert, .background:
-            return !PushType.allTopicSuffixes.contains(where: { topic.hasSuffix($0) })
-        default:
-            guard let suffix = pushType.requiredTopicSuffix else { return true }
-            return topic.hasSuffix(suffix) && topic.utf8.count > suffix.utf8.count
+        // Bytes, not `String.hasSuffix`: the suffixes are ASCII, and this runs for every push.
+        var topic = topic
+        return topic.withUTF8 { topic in
+            switch pushType {
+            case .mdm:
+                return true
+            case .alert, .background:
+                return !PushType.allTopicSuffixes.contains(where: { ASCII.hasSuffix(topic, $0) })
+            default:
+                guard let suffix = pushType.requiredTopicSuffix else { return true }
+                return topic.count > suffix.utf8.count && ASCII.hasSuffix(topic, suffix)
+            }
         }
     }
 

@@ -359,7 +359,7 @@ final class HTTP2ServerSession {
         }
         // Past the advertised limit the headers are not kept: the answer (431) does not need them.
         guard !stream.headerListTooLarge else { return }
-        let field = HeaderField(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
+        let field = HeaderField(name: Self.knownName(name) ?? String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
         if name.count == 4, Self.equals(name, "host") { stream.host = field.value }
         stream.headers.append(field)
     }
@@ -459,6 +459,23 @@ final class HTTP2ServerSession {
             valuelen: value.count,
             flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
         )
+    }
+
+    /// The names requests usually carry, as literals: no string is decoded and built for them per request.
+    private static func knownName(_ name: UnsafeBufferPointer<UInt8>) -> String? {
+        func match(_ literal: StaticString, _ text: String) -> String? { equals(name, literal) ? text : nil }
+        switch name.count {
+        case 4: return match("host", "host")
+        case 6: return match("accept", "accept")
+        case 7: return match("apns-id", "apns-id")
+        case 10: return match("apns-topic", "apns-topic") ?? match("user-agent", "user-agent")
+        case 12: return match("content-type", "content-type")
+        case 13: return match("authorization", "authorization") ?? match("apns-priority", "apns-priority")
+        case 14: return match("apns-push-type", "apns-push-type") ?? match("content-length", "content-length")
+        case 15: return match("apns-expiration", "apns-expiration") ?? match("accept-encoding", "accept-encoding")
+        case 16: return match("apns-collapse-id", "apns-collapse-id")
+        default: return nil
+        }
     }
 
     private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
