@@ -62,12 +62,15 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
         guard let hex = APNsPath.tokenBytes(in: path), !hex.isEmpty, hex.count % 2 == 0 else { return .text }
         var sawUpper = false
         var sawLower = false
+        // Comparisons, not range patterns: those were calls to `ClosedRange.contains` per digit in profiles.
         for digit in hex {
-            switch digit {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): break
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): sawLower = true
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): sawUpper = true
-            default: return .text
+            if digit >= UInt8(ascii: "0") && digit <= UInt8(ascii: "9") { continue }
+            if digit >= UInt8(ascii: "a") && digit <= UInt8(ascii: "f") {
+                sawLower = true
+            } else if digit >= UInt8(ascii: "A") && digit <= UInt8(ascii: "F") {
+                sawUpper = true
+            } else {
+                return .text
             }
         }
         if sawUpper && sawLower { return .text }

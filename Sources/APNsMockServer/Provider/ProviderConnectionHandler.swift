@@ -38,6 +38,11 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
     /// Counter handles by answer and by push type: looked up in the registry once per connection, not per request.
     private var requestCounters: [ResponseKey: Counter] = [:]
     private var pushTypeCounters: [String: Counter] = [:]
+    /// The last answer's and push type's counters: a connection mostly repeats them, so most requests skip hashing.
+    private var lastRequestCounter: (key: ResponseKey, counter: Counter)?
+    private var lastPushTypeCounter: (type: String, counter: Counter)?
+    /// Read once: the logger's level cannot change during a connection, and asking it per request showed in profiles.
+    private let logsRequests: Bool
 
     private struct ResponseKey: Hashable {
         var status: Int
@@ -64,6 +69,7 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         self.connection = ConnectionInfo(id: tracker.nextConnectionID())
         self.logger = logger
         self.logger[metadataKey: "connection"] = "\(connection.id)"
+        self.logsRequests = logger.logLevel <= .debug
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -177,14 +183,16 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
                 var current = state ?? processor.makeConnectionState(certificate: nil)
                 let decision = processor.process(request, streamID: streamID, connection: connection, state: &current, ids: &ids)
                 state = current
-                logger.debug(
-                    "request",
-                    metadata: [
-                        "stream": "\(streamID)", "path": "\(request.path)",
-                        "status": "\(decision.response.map { String($0.status) } ?? "none")",
-                        "reason": "\(decision.response?.reason?.rawValue ?? "-")",
-                    ]
-                )
+                if logsRequests {
+                    logger.debug(
+                        "request",
+                        metadata: [
+                            "stream": "\(streamID)", "path": "\(request.path)",
+                            "status": "\(decision.response.map { String($0.status) } ?? "none")",
+                            "reason": "\(decision.response?.reason?.rawValue ?? "-")",
+                        ]
+                    )
+                }
                 let pushType = request.headers.first(where: { $0.name == "apns-push-type" })?.value
                 if let delay = decision.delay, delay > .zero {
                     // A scenario's latency: answer later on this event loop; the connection may be gone by then.
@@ -253,15 +261,22 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
 
     private func count(_ response: APNsResponse, pushType: String?) {
         let key = ResponseKey(status: response.status, reason: response.reason)
-        if let counter = requestCounters[key] {
+        if let last = lastRequestCounter, last.key == key {
+            last.counter.increment()
+        } else if let counter = requestCounters[key] {
+            lastRequestCounter = (key, counter)
             counter.increment()
         } else {
             let counter = metrics.requests(status: response.status, reason: response.reason)
             requestCounters[key] = counter
+            lastRequestCounter = (key, counter)
             counter.increment()
         }
         let type = pushType ?? "none"
-        if let counter = pushTypeCounters[type] {
+        if let last = lastPushTypeCounter, last.type == type {
+            last.counter.increment()
+        } else if let counter = pushTypeCounters[type] {
+            lastPushTypeCounter = (type, counter)
             counter.increment()
         } else if pushTypeCounters.count < 32 {
             // Bounded: a client inventing push types must not grow the registry without end.
