@@ -151,6 +151,18 @@ struct ConnectionAuthStateTests {
         #expect(error != nil)
     }
 
+    @Test func bearerTokenIsReadFromTheHeaderValue() {
+        #expect(ConnectionAuthState.bearerToken("bearer a.b.c") == "a.b.c")
+        #expect(ConnectionAuthState.bearerToken("  BeArEr    a.b.c") == "a.b.c")
+        #expect(ConnectionAuthState.bearerToken("bearer a.b.c ") == "a.b.c ")
+        #expect(ConnectionAuthState.bearerToken("bearer é.ü") == "é.ü")
+        #expect(ConnectionAuthState.bearerToken("bearer a.b.c", known: "a.b.c") == "a.b.c")
+        #expect(ConnectionAuthState.bearerToken("bearer a.b.d", known: "a.b.c") == "a.b.d")
+        for invalid in ["bearera.b.c", "bearer", "bearer   ", "", "   ", "béarer a.b.c", "Basic a.b.c", "bearer\ta.b.c"] {
+            #expect(ConnectionAuthState.bearerToken(invalid) == nil, "\(invalid)")
+        }
+    }
+
     @Test func bareJWTWithoutSchemeIsInvalidProviderToken() throws {
         var connection = Connection(keys.policy())
         let jwt = try keys.legacyA.signer.token(issuedAt: start)

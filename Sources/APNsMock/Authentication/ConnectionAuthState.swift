@@ -96,7 +96,7 @@ public struct ConnectionAuthState: Sendable {
             AuthenticationOutcome(record: record, rejection: reason)
         }
         guard let authorization, !authorization.isEmpty else { return reject(.missingProviderToken, .missing) }
-        guard let jwt = Self.bearerToken(authorization) else {
+        guard let jwt = Self.bearerToken(authorization, known: currentToken) else {
             return reject(
                 .invalidProviderToken,
                 .token(keyID: nil, teamID: nil, issuedAt: nil, signatureVerified: false, error: "authorization is not 'bearer <JWT>'")
@@ -186,16 +186,28 @@ public struct ConnectionAuthState: Sendable {
     }
 
     /// `bearer <jwt>`; the scheme's case is not checked (HTTP auth schemes are case-insensitive, and Apple's is undocumented).
-    static func bearerToken(_ authorization: String) -> String? {
-        let trimmed = authorization.trimmingPrefixSpaces()
-        guard trimmed.count > 7, trimmed.prefix(7).lowercased() == "bearer " else { return nil }
-        let token = trimmed.dropFirst(7).trimmingPrefixSpaces()
-        return token.isEmpty ? nil : String(token)
-    }
-}
-
-extension StringProtocol {
-    fileprivate func trimmingPrefixSpaces() -> SubSequence {
-        self[(firstIndex(where: { $0 != " " }) ?? endIndex)...]
+    /// - Parameter known: returned instead of a new string when the token is this one (the connection's
+    ///   current token, sent again with every request).
+    ///
+    /// On UTF-8 bytes: counting and lower-casing `Character`s here was 9% of a token-authenticated request's time.
+    static func bearerToken(_ authorization: String, known: String? = nil) -> String? {
+        var authorization = authorization
+        return authorization.withUTF8 { bytes -> String? in
+            var start = 0
+            while start < bytes.count, bytes[start] == UInt8(ascii: " ") { start += 1 }
+            let scheme: StaticString = "bearer "
+            guard bytes.count - start > scheme.utf8CodeUnitCount else { return nil }
+            for index in 0..<scheme.utf8CodeUnitCount {
+                let byte = bytes[start + index]
+                let lower = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                if lower != scheme.utf8Start[index] { return nil }
+            }
+            var tokenStart = start + scheme.utf8CodeUnitCount
+            while tokenStart < bytes.count, bytes[tokenStart] == UInt8(ascii: " ") { tokenStart += 1 }
+            guard tokenStart < bytes.count else { return nil }
+            let token = UnsafeBufferPointer(rebasing: bytes[tokenStart...])
+            if var known, known.utf8.count == token.count, known.withUTF8({ $0.elementsEqual(token) }) { return known }
+            return String(decoding: token, as: UTF8.self)
+        }
     }
 }
