@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
+
 /// One HTTP header as it arrived: HTTP/2 names are lower case on the wire, values are kept as sent.
 public struct HeaderField: Sendable, Equatable, Codable {
     public var name: String
@@ -10,14 +16,12 @@ public struct HeaderField: Sendable, Equatable, Codable {
 }
 
 /// A request as the HTTP/2 layer delivered it, once its stream ended: plain values, no transport types.
+///
+/// Its text (pseudo-headers and headers) is kept as bytes in one buffer (`RequestHead`), as the HTTP/2 layer
+/// received it; the `String` properties decode it when read. The provider's hot path reads the bytes instead
+/// (`withPath`, `methodIs`, `APNsHeaders(request)`), and a recording copies them.
 public struct APNsRequest: Sendable, Equatable {
-    public var method: String
-    public var path: String
-    public var scheme: String?
-    /// `:authority`, or the `host` header (aioapns sends only `host`).
-    public var authority: String?
-    /// Regular (non-pseudo) headers in arrival order.
-    public var headers: [HeaderField]
+    var head: RequestHead
     /// The body, or its first `payloadBytesKept` bytes when it was larger than the mock keeps.
     public var payload: [UInt8]
     /// How many body bytes the client sent, whether kept or discarded.
@@ -35,28 +39,202 @@ public struct APNsRequest: Sendable, Equatable {
         payloadSize: Int? = nil,
         headerListTooLarge: Bool = false
     ) {
-        self.method = method
-        self.path = path
-        self.scheme = scheme
-        self.authority = authority
-        self.headers = headers
+        self.head = RequestHead(method: method, path: path, scheme: scheme, authority: authority, headers: headers)
         self.payload = payload
         self.payloadSize = payloadSize ?? payload.count
         self.headerListTooLarge = headerListTooLarge
     }
 
+    package init(head: RequestHead, payload: [UInt8], payloadSize: Int, headerListTooLarge: Bool) {
+        self.head = head
+        self.payload = payload
+        self.payloadSize = payloadSize
+        self.headerListTooLarge = headerListTooLarge
+    }
+
+    public var method: String {
+        get { head.text(head.method) ?? "" }
+        set { rebuildHead(method: newValue) }
+    }
+
+    public var path: String {
+        get { head.text(head.path) ?? "" }
+        set { rebuildHead(path: newValue) }
+    }
+
+    public var scheme: String? {
+        get { head.text(head.scheme) }
+        set { rebuildHead(scheme: .some(newValue)) }
+    }
+
+    /// `:authority`, or the `host` header (aioapns sends only `host`).
+    public var authority: String? {
+        get { head.text(head.authority ?? head.host) }
+        set { rebuildHead(authority: .some(newValue)) }
+    }
+
+    /// Regular (non-pseudo) headers in arrival order.
+    public var headers: [HeaderField] {
+        get {
+            var fields: [HeaderField] = []
+            fields.reserveCapacity(head.headerCount)
+            head.forEachHeader { _, name, value in
+                fields.append(HeaderField(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
+                return true
+            }
+            return fields
+        }
+        set { rebuildHead(headers: newValue) }
+    }
+
+    private mutating func rebuildHead(
+        method: String? = nil,
+        path: String? = nil,
+        scheme: String?? = nil,
+        authority: String?? = nil,
+        headers: [HeaderField]? = nil
+    ) {
+        head = RequestHead(
+            method: method ?? self.method,
+            path: path ?? self.path,
+            scheme: scheme ?? self.scheme,
+            authority: authority ?? self.authority,
+            headers: headers ?? self.headers
+        )
+    }
+
     /// The first value of a header, by its lower-case name.
     public func header(_ name: String) -> String? {
-        headers.first(where: { $0.name == name })?.value
+        var found: String?
+        let code = HeaderBlock.code(of: name)
+        var wanted = name
+        wanted.withUTF8 { wanted in
+            head.forEachHeader { fieldCode, fieldName, value in
+                let matches = code.map { $0 == fieldCode } ?? (fieldCode == HeaderBlock.literalName && fieldName.elementsEqual(wanted))
+                if matches { found = String(decoding: value, as: UTF8.self) }
+                return !matches
+            }
+        }
+        return found
     }
 
     /// The device token from a `/3/device/<token>` path, or `nil` for any other path.
     public var deviceToken: String? {
-        var path = self.path
-        return path.withUTF8 { path in
+        withPath { path in
             guard let token = APNsPath.tokenBytes(in: path), !token.isEmpty else { return nil }
             return String(decoding: token, as: UTF8.self)
         }
+    }
+
+    /// The path's bytes, without making a `String`.
+    func withPath<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        head.withBytes(head.path, body)
+    }
+
+    /// Whether the method is exactly `literal`.
+    func methodIs(_ literal: StaticString) -> Bool {
+        head.withBytes(head.method) { method in
+            method.count == literal.utf8CodeUnitCount
+                && (method.isEmpty || memcmp(method.baseAddress!, literal.utf8Start, method.count) == 0)
+        }
+    }
+
+    public static func == (lhs: APNsRequest, rhs: APNsRequest) -> Bool {
+        lhs.method == rhs.method && lhs.path == rhs.path && lhs.scheme == rhs.scheme && lhs.authority == rhs.authority
+            && lhs.headers == rhs.headers && lhs.payload == rhs.payload && lhs.payloadSize == rhs.payloadSize
+            && lhs.headerListTooLarge == rhs.headerListTooLarge
+    }
+}
+
+/// Where a value lies in `RequestHead.bytes`.
+package struct ByteSpan: Sendable, Equatable {
+    var offset: Int
+    var count: Int
+}
+
+/// A request's text in one buffer: the pseudo-headers' values as they arrived, then its header fields in
+/// `HeaderBlock` form, up to the end. Built by the HTTP/2 layer one field at a time, or from strings.
+package struct RequestHead: Sendable, Equatable {
+    private(set) var bytes: [UInt8] = []
+    private(set) var method: ByteSpan?
+    private(set) var path: ByteSpan?
+    private(set) var scheme: ByteSpan?
+    private(set) var authority: ByteSpan?
+    /// The `host` header's value, the authority when `:authority` is absent.
+    private(set) var host: ByteSpan?
+    /// Where the header block starts: the first regular field ends the pseudo-headers (RFC 9113 §8.3).
+    private(set) var headerBlockStart: Int?
+    private(set) var headerCount = 0
+
+    package enum Pseudo {
+        case method, path, scheme, authority
+    }
+
+    package init(reservingCapacity capacity: Int = 0) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    init(method: String, path: String, scheme: String?, authority: String?, headers: [HeaderField]) {
+        self.init()
+        var method = method
+        var path = path
+        method.withUTF8 { setPseudo(.method, $0) }
+        path.withUTF8 { setPseudo(.path, $0) }
+        if var scheme { scheme.withUTF8 { setPseudo(.scheme, $0) } }
+        if var authority { authority.withUTF8 { setPseudo(.authority, $0) } }
+        for field in headers {
+            var name = field.name
+            var value = field.value
+            name.withUTF8 { name in value.withUTF8 { value in appendHeader(name: name, value: value) } }
+        }
+    }
+
+    /// Keeps a pseudo-header's value; the first one wins, and none is taken once regular fields began (libnghttp2
+    /// refuses such requests before they get here).
+    package mutating func setPseudo(_ pseudo: Pseudo, _ value: UnsafeBufferPointer<UInt8>) {
+        guard headerBlockStart == nil else { return }
+        let span = ByteSpan(offset: bytes.count, count: value.count)
+        switch pseudo {
+        case .method: guard method == nil else { return }; method = span
+        case .path: guard path == nil else { return }; path = span
+        case .scheme: guard scheme == nil else { return }; scheme = span
+        case .authority: guard authority == nil else { return }; authority = span
+        }
+        bytes.append(contentsOf: value)
+    }
+
+    package mutating func appendHeader(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+        guard headerCount < Int(UInt16.max) else { return }
+        if headerBlockStart == nil { headerBlockStart = bytes.count }
+        let (code, valueOffset) = HeaderBlock.append(name: name, value: value, to: &bytes)
+        if code == HeaderBlock.Code.host, host == nil {
+            host = ByteSpan(offset: valueOffset, count: bytes.count - valueOffset)
+        }
+        headerCount += 1
+    }
+
+    func text(_ span: ByteSpan?) -> String? {
+        guard let span else { return nil }
+        return bytes.withUnsafeBufferPointer { String(decoding: $0[span.offset..<span.offset + span.count], as: UTF8.self) }
+    }
+
+    /// The span's bytes (empty when absent).
+    func withBytes<Result>(_ span: ByteSpan?, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        bytes.withUnsafeBufferPointer { all in
+            guard let span else { return body(UnsafeBufferPointer(start: all.baseAddress, count: 0)) }
+            return body(UnsafeBufferPointer(rebasing: all[span.offset..<span.offset + span.count]))
+        }
+    }
+
+    /// The header block's bytes, as `HeaderBlock.forEach` reads them.
+    func withHeaderBlock<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        bytes.withUnsafeBufferPointer { all in
+            body(UnsafeBufferPointer(rebasing: all[(headerBlockStart ?? all.count)...]))
+        }
+    }
+
+    func forEachHeader(_ body: (UInt8, UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Bool) {
+        withHeaderBlock { HeaderBlock.forEach(in: $0, count: headerCount, body) }
     }
 }
 

@@ -92,7 +92,7 @@ public final class NotificationProcessor: Sendable {
         state: inout ProviderConnectionState,
         ids: inout APNsIDGenerator
     ) -> ProviderDecision {
-        let headers = APNsHeaders(request.headers)
+        let headers = APNsHeaders(request)
         let receivedAt = now()
         let engine = scenario.current
         var actions: [ConnectionAction] = []

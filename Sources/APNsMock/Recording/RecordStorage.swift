@@ -42,20 +42,6 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
         case deviceTokenUppercase
     }
 
-    /// Header names most requests carry, stored as one byte instead of their text.
-    static let knownHeaderNames: [StaticString] = [
-        "apns-topic", "apns-push-type", "apns-id", "apns-priority", "apns-expiration", "apns-collapse-id",
-        "authorization", "content-length", "content-type", "user-agent", "accept", "host", "accept-encoding",
-    ]
-    static let literalName: UInt8 = 0xFF
-
-    static func knownHeaderCode(_ name: UnsafeBufferPointer<UInt8>) -> UInt8? {
-        for (index, known) in knownHeaderNames.enumerated() where known.utf8CodeUnitCount == name.count {
-            if memcmp(known.utf8Start, name.baseAddress!, name.count) == 0 { return UInt8(index) }
-        }
-        return nil
-    }
-
     /// How `path` is stored: as the token's bytes when it is `/3/device/` and an even number of hex digits in
     /// one case, as text otherwise.
     static func pathEncoding(_ path: UnsafeBufferPointer<UInt8>) -> PathEncoding {
@@ -115,102 +101,96 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
         extras: RecordExtras?,
         generatedIDs: GeneratedIDs = GeneratedIDs()
     ) -> RecordStorage {
-        // Measured on the hot path: temporary arrays per field cost more than the copy itself, so lengths are
-        // computed first and every field is copied once, straight from the strings' UTF-8 into the tail.
-        var method = request.method
-        var path = request.path
-        var scheme = request.scheme
-        var authority = request.authority
-        let methodLength = min(method.utf8.count, Int(absent - 1))
-        let encoding = path.withUTF8(pathEncoding)
-        let pathLength = encoding == .text
-            ? min(path.utf8.count, Int(UInt32.max))
-            : (path.utf8.count - APNsPath.devicePrefixBytes.utf8CodeUnitCount) / 2
-        let schemeLength = scheme.map { min($0.utf8.count, Int(absent - 1)) }
-        let authorityLength = authority.map { min($0.utf8.count, Int(absent - 1)) }
-        let headers = request.headers.prefix(Int(UInt16.max))
-        let maxField = Int(UInt16.max)
-
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: headers.count) { codes in
-            var blockLength = 0
-            for (index, field) in headers.enumerated() {
-                var name = field.name
-                let code = name.withUTF8(knownHeaderCode)
-                codes[index] = code ?? literalName
-                blockLength += 3 + min(field.value.utf8.count, maxField)
-                if code == nil { blockLength += 2 + min(name.utf8.count, maxField) }
-            }
-            let total = methodLength + pathLength + (schemeLength ?? 0) + (authorityLength ?? 0) + blockLength + request.payload.count
-
-            var header = Header()
-            header.methodLength = UInt16(methodLength)
-            header.pathLength = UInt32(pathLength)
-            header.pathEncoding = encoding
-            header.schemeLength = schemeLength.map { UInt16($0) } ?? absent
-            header.authorityLength = authorityLength.map { UInt16($0) } ?? absent
-            header.headerCount = UInt16(headers.count)
-            header.headerBlockLength = UInt32(blockLength)
-            header.payloadLength = UInt32(request.payload.count)
-            header.payloadSize = request.payloadSize
-            header.headerListTooLarge = request.headerListTooLarge
-            header.extras = extras
-            if let response {
-                header.hasResponse = true
-                header.status = UInt16(clamping: response.status)
-                header.reason = response.reason
-                header.timestamp = response.timestamp
-                if let bits = generatedIDs.apnsID {
-                    header.apnsID = .uppercase(bits.high, bits.low)
-                } else {
-                    header.apnsID = response.apnsID == request.header("apns-id") ? .echoed : compact(response.apnsID)
-                }
-                if let bits = generatedIDs.uniqueID {
-                    header.uniqueID = .lowercase(bits.high, bits.low)
-                } else {
-                    header.uniqueID = response.uniqueID.map(compact) ?? .none
-                }
-            }
-
-            let storage = RecordStorage.create(minimumCapacity: total) { _ in header } as! RecordStorage
-            storage.withUnsafeMutablePointerToElements { base in
-                var cursor = base
-                func put(_ bytes: UnsafeBufferPointer<UInt8>, limit: Int) {
-                    let count = min(bytes.count, limit)
-                    if count > 0 { cursor.update(from: bytes.baseAddress!, count: count) }
-                    cursor += count
-                }
-                func put(_ text: inout String, limit: Int) {
-                    text.withUTF8 { put($0, limit: limit) }
-                }
-                func putLength(_ length: Int) {
-                    cursor[0] = UInt8(truncatingIfNeeded: length)
-                    cursor[1] = UInt8(truncatingIfNeeded: length >> 8)
-                    cursor += 2
-                }
-                put(&method, limit: methodLength)
-                if encoding == .text {
-                    put(&path, limit: pathLength)
-                } else {
-                    cursor += path.withUTF8 { writeDeviceToken(of: $0, to: cursor) }
-                }
-                if scheme != nil { put(&scheme!, limit: schemeLength!) }
-                if authority != nil { put(&authority!, limit: authorityLength!) }
-                for (index, field) in headers.enumerated() {
-                    cursor.pointee = codes[index]
-                    cursor += 1
-                    if codes[index] == literalName {
-                        var name = field.name
-                        putLength(min(name.utf8.count, maxField))
-                        put(&name, limit: maxField)
+        // The request's bytes are copied as they are: its header block is already in the stored form.
+        let head = request.head
+        return head.withBytes(head.method) { method in
+            head.withBytes(head.path) { path in
+                head.withBytes(head.scheme) { scheme in
+                    head.withBytes(head.authority ?? head.host) { authority in
+                        head.withHeaderBlock { block in
+                            make(
+                                method: method, path: path,
+                                scheme: head.scheme == nil ? nil : scheme,
+                                authority: head.authority == nil && head.host == nil ? nil : authority,
+                                headerBlock: block, headerCount: head.headerCount,
+                                request: request, response: response, extras: extras, generatedIDs: generatedIDs
+                            )
+                        }
                     }
-                    var value = field.value
-                    putLength(min(value.utf8.count, maxField))
-                    put(&value, limit: maxField)
                 }
-                request.payload.withUnsafeBufferPointer { put($0, limit: $0.count) }
             }
-            return storage
         }
+    }
+
+    private static func make(
+        method: UnsafeBufferPointer<UInt8>,
+        path: UnsafeBufferPointer<UInt8>,
+        scheme: UnsafeBufferPointer<UInt8>?,
+        authority: UnsafeBufferPointer<UInt8>?,
+        headerBlock: UnsafeBufferPointer<UInt8>,
+        headerCount: Int,
+        request: APNsRequest,
+        response: APNsResponse?,
+        extras: RecordExtras?,
+        generatedIDs: GeneratedIDs
+    ) -> RecordStorage {
+        let methodLength = min(method.count, Int(absent - 1))
+        let encoding = pathEncoding(path)
+        let pathLength = encoding == .text
+            ? min(path.count, Int(UInt32.max))
+            : (path.count - APNsPath.devicePrefixBytes.utf8CodeUnitCount) / 2
+        let schemeLength = scheme.map { min($0.count, Int(absent - 1)) }
+        let authorityLength = authority.map { min($0.count, Int(absent - 1)) }
+        let total = methodLength + pathLength + (schemeLength ?? 0) + (authorityLength ?? 0) + headerBlock.count + request.payload.count
+
+        var header = Header()
+        header.methodLength = UInt16(methodLength)
+        header.pathLength = UInt32(pathLength)
+        header.pathEncoding = encoding
+        header.schemeLength = schemeLength.map { UInt16($0) } ?? absent
+        header.authorityLength = authorityLength.map { UInt16($0) } ?? absent
+        header.headerCount = UInt16(headerCount)
+        header.headerBlockLength = UInt32(headerBlock.count)
+        header.payloadLength = UInt32(request.payload.count)
+        header.payloadSize = request.payloadSize
+        header.headerListTooLarge = request.headerListTooLarge
+        header.extras = extras
+        if let response {
+            header.hasResponse = true
+            header.status = UInt16(clamping: response.status)
+            header.reason = response.reason
+            header.timestamp = response.timestamp
+            if let bits = generatedIDs.apnsID {
+                header.apnsID = .uppercase(bits.high, bits.low)
+            } else {
+                header.apnsID = response.apnsID == request.header("apns-id") ? .echoed : compact(response.apnsID)
+            }
+            if let bits = generatedIDs.uniqueID {
+                header.uniqueID = .lowercase(bits.high, bits.low)
+            } else {
+                header.uniqueID = response.uniqueID.map(compact) ?? .none
+            }
+        }
+
+        let storage = RecordStorage.create(minimumCapacity: total) { _ in header } as! RecordStorage
+        storage.withUnsafeMutablePointerToElements { base in
+            var cursor = base
+            func put(_ bytes: UnsafeBufferPointer<UInt8>, _ count: Int) {
+                if count > 0 { cursor.update(from: bytes.baseAddress!, count: count) }
+                cursor += count
+            }
+            put(method, methodLength)
+            if encoding == .text {
+                put(path, pathLength)
+            } else {
+                cursor += writeDeviceToken(of: path, to: cursor)
+            }
+            if let scheme, let schemeLength { put(scheme, schemeLength) }
+            if let authority, let authorityLength { put(authority, authorityLength) }
+            put(headerBlock, headerBlock.count)
+            request.payload.withUnsafeBufferPointer { put($0, $0.count) }
+        }
+        return storage
     }
 
     // MARK: Reading
@@ -240,26 +220,10 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
 
     private func forEachHeader(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Bool) {
         let start = offsets.headers
-        let count = Int(header.headerCount)
+        let header = self.header
         withUnsafeMutablePointerToElements { base in
-            var cursor = UnsafePointer(base + start)
-            for _ in 0..<count {
-                let code = cursor[0]
-                cursor += 1
-                let name: UnsafeBufferPointer<UInt8>
-                if code == Self.literalName {
-                    let nameLength = Int(cursor[0]) | Int(cursor[1]) << 8
-                    name = UnsafeBufferPointer(start: cursor + 2, count: nameLength)
-                    cursor += 2 + nameLength
-                } else {
-                    let known = Self.knownHeaderNames[Int(code)]
-                    name = UnsafeBufferPointer(start: known.utf8Start, count: known.utf8CodeUnitCount)
-                }
-                let valueLength = Int(cursor[0]) | Int(cursor[1]) << 8
-                let value = UnsafeBufferPointer(start: cursor + 2, count: valueLength)
-                if !body(name, value) { return }
-                cursor += 2 + valueLength
-            }
+            let block = UnsafeBufferPointer(start: UnsafePointer(base + start), count: Int(header.headerBlockLength))
+            HeaderBlock.forEach(in: block, count: Int(header.headerCount)) { _, name, value in body(name, value) }
         }
     }
 

@@ -37,6 +37,48 @@ public struct APNsHeaders: Sendable, Equatable {
         hasDuplicates = Self.containsDuplicateNames(headers)
     }
 
+    /// The same, read from the request's header block: names are compared as one-byte codes.
+    public init(_ request: APNsRequest) {
+        authorization = nil
+        apnsID = nil
+        pushType = nil
+        priority = nil
+        expiration = nil
+        topic = nil
+        collapseID = nil
+        hasDuplicates = false
+        var seenCodes: UInt32 = 0
+        var literalNames: [UnsafeBufferPointer<UInt8>] = []
+        var duplicates = false
+        // The pointers into the block live only inside this call, so the literal names are compared in it.
+        request.head.forEachHeader { code, name, value in
+            if code == HeaderBlock.literalName {
+                if literalNames.contains(where: { $0.elementsEqual(name) }) { duplicates = true }
+                literalNames.append(name)
+                return true
+            }
+            let bit: UInt32 = 1 << UInt32(code)
+            if seenCodes & bit != 0 {
+                duplicates = true
+                return true
+            }
+            seenCodes |= bit
+            func text() -> String { String(decoding: value, as: UTF8.self) }
+            switch code {
+            case HeaderBlock.Code.authorization: authorization = text()
+            case HeaderBlock.Code.apnsID: apnsID = text()
+            case HeaderBlock.Code.pushType: pushType = text()
+            case HeaderBlock.Code.priority: priority = text()
+            case HeaderBlock.Code.expiration: expiration = text()
+            case HeaderBlock.Code.topic: topic = text()
+            case HeaderBlock.Code.collapseID: collapseID = text()
+            default: break
+            }
+            return true
+        }
+        hasDuplicates = duplicates
+    }
+
     private static func keepFirst(_ slot: inout String?, _ value: String) {
         if slot == nil { slot = value }
     }

@@ -25,15 +25,14 @@ public struct RequestValidator: Sendable {
     }
 
     public func validate(_ request: APNsRequest) -> Verdict {
-        validate(request, headers: APNsHeaders(request.headers))
+        validate(request, headers: APNsHeaders(request))
     }
 
     /// The faults found before authentication: an oversized header list, the method, the path.
     public func routeVerdict(_ request: APNsRequest) -> Verdict {
         if request.headerListTooLarge { return .headerListTooLarge }
-        if request.method != "POST" { return .rejected(.methodNotAllowed) }
-        var path = request.path
-        return path.withUTF8 { path in
+        if !request.methodIs("POST") { return .rejected(.methodNotAllowed) }
+        return request.withPath { path in
             guard let token = APNsPath.tokenBytes(in: path) else { return .rejected(.badPath) }
             // `/3/device/<token>/more` is another resource, not a bad token.
             if token.contains(UInt8(ascii: "/")) { return .rejected(.badPath) }
@@ -57,8 +56,7 @@ public struct RequestValidator: Sendable {
             guard route == .accepted else { return route }
         }
 
-        var path = request.path
-        let tokenVerdict = path.withUTF8 { path -> Verdict in
+        let tokenVerdict = request.withPath { path -> Verdict in
             let token = APNsPath.tokenBytes(in: path) ?? UnsafeBufferPointer(start: nil, count: 0)
             if token.isEmpty { return .rejected(.missingDeviceToken) }
             if !policy.deviceToken.isValid(token) { return .rejected(.badDeviceToken) }

@@ -51,12 +51,8 @@ enum HTTP2SessionError: Error, Equatable {
 final class HTTP2ServerSession {
     private final class StreamState {
         let id: Int32
-        var method = ""
-        var path = ""
-        var scheme: String?
-        var authority: String?
-        var host: String?
-        var headers: [HeaderField] = []
+        /// The request's pseudo-headers and headers as they arrive, as bytes (no `String` per field).
+        var head = RequestHead(reservingCapacity: 256)
         var headerListSize = 0
         var headerListTooLarge = false
         var body: [UInt8] = []
@@ -72,7 +68,6 @@ final class HTTP2ServerSession {
 
         init(id: Int32) {
             self.id = id
-            headers.reserveCapacity(12)
         }
     }
 
@@ -100,6 +95,9 @@ final class HTTP2ServerSession {
         defer { nghttp2_option_del(option) }
         // Our own SETTINGS go first, with the values APNs uses, not libnghttp2's defaults.
         nghttp2_option_set_no_recv_client_magic(option, 0)
+        // Closed streams are kept only to maintain RFC 7540's priority tree, which APNs clients do not use:
+        // dropping them saves per-stream work and memory on every request.
+        nghttp2_option_set_no_closed_streams(option, 1)
         nghttp2_session_server_new2(&session, callbacks, Unmanaged.passUnretained(self).toOpaque(), option)
     }
 
@@ -320,16 +318,7 @@ final class HTTP2ServerSession {
     }
 
     private func request(from stream: StreamState) -> APNsRequest {
-        APNsRequest(
-            method: stream.method,
-            path: stream.path,
-            scheme: stream.scheme,
-            authority: stream.authority ?? stream.host,
-            headers: stream.headers,
-            payload: stream.body,
-            payloadSize: stream.bodySize,
-            headerListTooLarge: stream.headerListTooLarge
-        )
+        APNsRequest(head: stream.head, payload: stream.body, payloadSize: stream.bodySize, headerListTooLarge: stream.headerListTooLarge)
     }
 
     fileprivate func beginHeaders(streamID: Int32) {
@@ -347,21 +336,18 @@ final class HTTP2ServerSession {
             stream.headerListTooLarge = true
         }
         if name.first == UInt8(ascii: ":") {
-            let text = String(decoding: value, as: UTF8.self)
             switch name.count {
-            case 5 where Self.equals(name, ":path"): stream.path = text
-            case 7 where Self.equals(name, ":method"): stream.method = text
-            case 7 where Self.equals(name, ":scheme"): stream.scheme = text
-            case 10 where Self.equals(name, ":authority"): stream.authority = text
+            case 5 where Self.equals(name, ":path"): stream.head.setPseudo(.path, value)
+            case 7 where Self.equals(name, ":method"): stream.head.setPseudo(.method, value)
+            case 7 where Self.equals(name, ":scheme"): stream.head.setPseudo(.scheme, value)
+            case 10 where Self.equals(name, ":authority"): stream.head.setPseudo(.authority, value)
             default: break
             }
             return
         }
         // Past the advertised limit the headers are not kept: the answer (431) does not need them.
         guard !stream.headerListTooLarge else { return }
-        let field = HeaderField(name: Self.knownName(name) ?? String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
-        if name.count == 4, Self.equals(name, "host") { stream.host = field.value }
-        stream.headers.append(field)
+        stream.head.appendHeader(name: name, value: value)
     }
 
     fileprivate func dataChunk(streamID: Int32, _ data: UnsafeBufferPointer<UInt8>) {
@@ -459,23 +445,6 @@ final class HTTP2ServerSession {
             valuelen: value.count,
             flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
         )
-    }
-
-    /// The names requests usually carry, as literals: no string is decoded and built for them per request.
-    private static func knownName(_ name: UnsafeBufferPointer<UInt8>) -> String? {
-        func match(_ literal: StaticString, _ text: String) -> String? { equals(name, literal) ? text : nil }
-        switch name.count {
-        case 4: return match("host", "host")
-        case 6: return match("accept", "accept")
-        case 7: return match("apns-id", "apns-id")
-        case 10: return match("apns-topic", "apns-topic") ?? match("user-agent", "user-agent")
-        case 12: return match("content-type", "content-type")
-        case 13: return match("authorization", "authorization") ?? match("apns-priority", "apns-priority")
-        case 14: return match("apns-push-type", "apns-push-type") ?? match("content-length", "content-length")
-        case 15: return match("apns-expiration", "apns-expiration") ?? match("accept-encoding", "accept-encoding")
-        case 16: return match("apns-collapse-id", "apns-collapse-id")
-        default: return nil
-        }
     }
 
     private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {

@@ -193,7 +193,7 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
                         ]
                     )
                 }
-                let pushType = request.headers.first(where: { $0.name == "apns-push-type" })?.value
+                let pushType = request.header("apns-push-type")
                 if let delay = decision.delay, delay > .zero {
                     // A scenario's latency: answer later on this event loop; the connection may be gone by then.
                     if let recording = decision.pendingRecording { delayedRecordings[streamID] = recording }

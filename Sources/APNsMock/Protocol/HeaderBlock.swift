@@ -1,0 +1,101 @@
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
+
+/// Header fields as bytes, the form in which the HTTP/2 layer builds a request and a recording keeps it.
+///
+/// Each field is a one-byte code for a name requests usually carry, or `literalName` followed by the name's
+/// 16-bit little-endian length and bytes; then the value's 16-bit length and bytes. Building requests this way
+/// replaced a `String` per name and value and an array per request; a recording copies the block as it is.
+enum HeaderBlock {
+    /// Names stored as one byte. The order is the codes' meaning: append only.
+    static let knownNames: [StaticString] = [
+        "apns-topic", "apns-push-type", "apns-id", "apns-priority", "apns-expiration", "apns-collapse-id",
+        "authorization", "content-length", "content-type", "user-agent", "accept", "host", "accept-encoding",
+    ]
+    static let literalName: UInt8 = 0xFF
+    /// Longer names and values are cut to this (far beyond any header list a client may send us).
+    static let maxFieldLength = Int(UInt16.max)
+
+    enum Code {
+        static let topic: UInt8 = 0
+        static let pushType: UInt8 = 1
+        static let apnsID: UInt8 = 2
+        static let priority: UInt8 = 3
+        static let expiration: UInt8 = 4
+        static let collapseID: UInt8 = 5
+        static let authorization: UInt8 = 6
+        static let host: UInt8 = 11
+    }
+
+    static func code(of name: UnsafeBufferPointer<UInt8>) -> UInt8? {
+        for (index, known) in knownNames.enumerated() where known.utf8CodeUnitCount == name.count {
+            if memcmp(known.utf8Start, name.baseAddress!, name.count) == 0 { return UInt8(index) }
+        }
+        return nil
+    }
+
+    static func code(of name: String) -> UInt8? {
+        var name = name
+        return name.withUTF8 { code(of: $0) }
+    }
+
+    /// Appends one field; returns its code (`literalName` for others) and where its value starts in `bytes`.
+    @discardableResult
+    static func append(
+        name: UnsafeBufferPointer<UInt8>,
+        value: UnsafeBufferPointer<UInt8>,
+        to bytes: inout [UInt8]
+    ) -> (code: UInt8, valueOffset: Int) {
+        let code = code(of: name) ?? literalName
+        bytes.append(code)
+        if code == literalName { appendWithLength(name, to: &bytes) }
+        appendWithLength(value, to: &bytes)
+        return (code, bytes.count - min(value.count, maxFieldLength))
+    }
+
+    static func append(name: String, value: String, to bytes: inout [UInt8]) {
+        var name = name
+        var value = value
+        name.withUTF8 { name in
+            value.withUTF8 { value in _ = append(name: name, value: value, to: &bytes) }
+        }
+    }
+
+    private static func appendWithLength(_ field: UnsafeBufferPointer<UInt8>, to bytes: inout [UInt8]) {
+        let length = min(field.count, maxFieldLength)
+        bytes.append(UInt8(truncatingIfNeeded: length))
+        bytes.append(UInt8(truncatingIfNeeded: length >> 8))
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: field.prefix(length)))
+    }
+
+    /// Calls `body` with each field's code (`literalName` for others), name and value, in order, until it
+    /// returns `false`.
+    static func forEach(
+        in block: UnsafeBufferPointer<UInt8>,
+        count: Int,
+        _ body: (_ code: UInt8, _ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) -> Bool
+    ) {
+        guard let start = block.baseAddress else { return }
+        var cursor = start
+        for _ in 0..<count {
+            let code = cursor[0]
+            cursor += 1
+            let name: UnsafeBufferPointer<UInt8>
+            if code == literalName {
+                let nameLength = Int(cursor[0]) | Int(cursor[1]) << 8
+                name = UnsafeBufferPointer(start: cursor + 2, count: nameLength)
+                cursor += 2 + nameLength
+            } else {
+                let known = knownNames[Int(code)]
+                name = UnsafeBufferPointer(start: known.utf8Start, count: known.utf8CodeUnitCount)
+            }
+            let valueLength = Int(cursor[0]) | Int(cursor[1]) << 8
+            let value = UnsafeBufferPointer(start: cursor + 2, count: valueLength)
+            if !body(code, name, value) { return }
+            cursor += 2 + valueLength
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import Testing
+
+@testable import APNsMock
+
+/// A request's text is kept as bytes (`RequestHead`); what it reads back, and what the validator and the
+/// recorder see, must be what arrived.
+@Suite("Request bytes")
+struct RequestHeadTests {
+    static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    /// Builds a head field by field, as the HTTP/2 layer does.
+    static func head(_ fields: [(String, String)]) -> RequestHead {
+        var head = RequestHead()
+        for (name, value) in fields {
+            let nameBytes = bytes(name)
+            let valueBytes = bytes(value)
+            nameBytes.withUnsafeBufferPointer { name in
+                valueBytes.withUnsafeBufferPointer { value in
+                    switch String(decoding: name, as: UTF8.self) {
+                    case ":method": head.setPseudo(.method, value)
+                    case ":path": head.setPseudo(.path, value)
+                    case ":scheme": head.setPseudo(.scheme, value)
+                    case ":authority": head.setPseudo(.authority, value)
+                    default: head.appendHeader(name: name, value: value)
+                    }
+                }
+            }
+        }
+        return head
+    }
+
+    static func request(_ fields: [(String, String)]) -> APNsRequest {
+        APNsRequest(head: head(fields), payload: [1, 2], payloadSize: 2, headerListTooLarge: false)
+    }
+
+    @Test func fieldsReadBackAsTheyArrived() {
+        let request = Self.request([
+            (":method", "POST"), (":scheme", "https"), (":path", "/3/device/abcd"), (":authority", "api.push.apple.com"),
+            ("apns-topic", "com.example.app"), ("x-trace", "é"), ("apns-topic", "second"), ("", ""),
+        ])
+        #expect(request.method == "POST")
+        #expect(request.path == "/3/device/abcd")
+        #expect(request.scheme == "https")
+        #expect(request.authority == "api.push.apple.com")
+        #expect(request.headers == [
+            HeaderField(name: "apns-topic", value: "com.example.app"), HeaderField(name: "x-trace", value: "é"),
+            HeaderField(name: "apns-topic", value: "second"), HeaderField(name: "", value: ""),
+        ])
+        #expect(request.header("apns-topic") == "com.example.app")
+        #expect(request.header("x-trace") == "é")
+        #expect(request.header("") == "")
+        #expect(request.header("apns-id") == nil)
+        #expect(request.deviceToken == "abcd")
+        #expect(request.methodIs("POST"))
+        #expect(!request.methodIs("POS"))
+        #expect(request == APNsRequest(
+            method: "POST", path: "/3/device/abcd", scheme: "https", authority: "api.push.apple.com",
+            headers: request.headers, payload: [1, 2]
+        ))
+    }
+
+    @Test func hostStandsInForAMissingAuthority() {
+        #expect(Self.request([(":method", "POST"), (":path", "/"), ("host", "localhost:2197")]).authority == "localhost:2197")
+        #expect(Self.request([(":method", "POST"), (":path", "/"), (":authority", "a"), ("host", "b")]).authority == "a")
+        #expect(Self.request([(":method", "POST"), (":path", "/")]).authority == nil)
+        #expect(Self.request([(":method", "POST"), (":path", "/")]).scheme == nil)
+    }
+
+    @Test func theFirstPseudoHeaderWinsAndNoneIsTakenAfterRegularFields() {
+        let request = Self.request([(":method", "POST"), (":method", "GET"), (":path", "/a"), ("apns-topic", "t"), (":path", "/b")])
+        #expect(request.method == "POST")
+        #expect(request.path == "/a")
+        #expect(request.headers == [HeaderField(name: "apns-topic", value: "t")])
+    }
+
+    @Test func settersRebuildTheBytes() {
+        var request = Self.request([(":method", "POST"), (":path", "/3/device/ab"), ("host", "h"), ("apns-topic", "t")])
+        request.method = "GET"
+        request.headers.append(HeaderField(name: "apns-id", value: "x"))
+        request.path = "/other"
+        #expect(request.method == "GET")
+        #expect(request.path == "/other")
+        #expect(request.authority == "h")
+        #expect(request.header("apns-id") == "x")
+        #expect(request.headers.count == 3)
+    }
+
+    /// The validator reads headers from the bytes; it must find what the `[HeaderField]` reading finds.
+    @Test(arguments: [
+        [("apns-topic", "a"), ("apns-push-type", "alert"), ("apns-priority", "10")],
+        [("apns-topic", "a"), ("apns-topic", "b")],
+        [("x-one", "1"), ("x-one", "2")],
+        [("x-one", "1"), ("x-two", "2"), ("apns-id", "i"), ("authorization", "bearer t"), ("apns-expiration", "0")],
+        [("APNS-TOPIC", "upper"), ("apns-topic", "lower"), ("apns-collapse-id", "c")],
+        [("", ""), ("", "")],
+    ])
+    func apnsHeadersFromBytesMatchTheFieldReading(fields: [(String, String)]) {
+        let request = Self.request([(":method", "POST"), (":path", "/")] + fields)
+        #expect(APNsHeaders(request) == APNsHeaders(request.headers))
+        #expect(APNsHeaders(request) == APNsHeaders(fields.map { HeaderField(name: $0.0, value: $0.1) }))
+    }
+}
