@@ -85,18 +85,35 @@ struct RequestHeadTests {
         #expect(request.headers.count == 3)
     }
 
-    /// The validator reads headers from the bytes; it must find what the `[HeaderField]` reading finds.
-    @Test(arguments: [
-        [("apns-topic", "a"), ("apns-push-type", "alert"), ("apns-priority", "10")],
-        [("apns-topic", "a"), ("apns-topic", "b")],
-        [("x-one", "1"), ("x-one", "2")],
-        [("x-one", "1"), ("x-two", "2"), ("apns-id", "i"), ("authorization", "bearer t"), ("apns-expiration", "0")],
-        [("APNS-TOPIC", "upper"), ("apns-topic", "lower"), ("apns-collapse-id", "c")],
-        [("", ""), ("", "")],
-    ])
-    func apnsHeadersFromBytesMatchTheFieldReading(fields: [(String, String)]) {
-        let request = Self.request([(":method", "POST"), (":path", "/")] + fields)
-        #expect(APNsHeaders(request) == APNsHeaders(request.headers))
-        #expect(APNsHeaders(request) == APNsHeaders(fields.map { HeaderField(name: $0.0, value: $0.1) }))
+    /// The validator reads headers from the bytes: the first value of each APNs header, and whether any name
+    /// (known or not) repeats.
+    @Test func apnsHeadersAreReadFromTheBytes() {
+        func headers(_ fields: [(String, String)]) -> APNsHeaders {
+            APNsHeaders(Self.request([(":method", "POST"), (":path", "/")] + fields))
+        }
+        let all = headers([
+            ("apns-topic", "a"), ("apns-push-type", "alert"), ("apns-priority", "10"), ("apns-id", "i"),
+            ("authorization", "bearer t"), ("apns-expiration", "0"), ("apns-collapse-id", "c"), ("x-one", "1"),
+        ])
+        #expect(all.topic == "a")
+        #expect(all.pushType == "alert")
+        #expect(all.priority == "10")
+        #expect(all.apnsID == "i")
+        #expect(all.authorization == "bearer t")
+        #expect(all.expiration == "0")
+        #expect(all.collapseID == "c")
+        #expect(!all.hasDuplicates)
+
+        let repeatedKnown = headers([("apns-topic", "a"), ("apns-topic", "b")])
+        #expect(repeatedKnown.topic == "a")
+        #expect(repeatedKnown.hasDuplicates)
+        #expect(headers([("x-one", "1"), ("x-two", "2"), ("x-one", "3")]).hasDuplicates)
+        #expect(headers([("", ""), ("", "")]).hasDuplicates)
+        #expect(!headers([("x-one", "1"), ("x-two", "2")]).hasDuplicates)
+        // Names are compared as sent: HTTP/2 names are lower case, so an upper-case one is another header.
+        let upper = headers([("APNS-TOPIC", "upper"), ("apns-topic", "lower")])
+        #expect(upper.topic == "lower")
+        #expect(!upper.hasDuplicates)
+        #expect(headers([]).topic == nil)
     }
 }

@@ -33,40 +33,12 @@ public struct RecordedNotification: Sendable, Equatable {
             request: request,
             response: response,
             generatedIDs: RecordStorage.GeneratedIDs(),
-            abandonedBecause: abandonedBecause,
-            authentication: authentication,
-            scenarioRule: scenarioRule,
-            faults: faults
-        )
-    }
-
-    /// As above, with the bits of IDs the mock generated, so they are kept without parsing their text.
-    init(
-        sequence: UInt64,
-        receivedAt: Int64,
-        connectionID: UInt64,
-        streamID: Int32,
-        request: APNsRequest,
-        response: APNsResponse?,
-        generatedIDs: RecordStorage.GeneratedIDs,
-        abandonedBecause: String?,
-        authentication: AuthenticationRecord?,
-        scenarioRule: String?,
-        faults: [String]
-    ) {
-        self.init(
-            sequence: sequence,
-            receivedAt: receivedAt,
-            connectionID: connectionID,
-            streamID: streamID,
-            request: request,
-            response: response,
-            generatedIDs: generatedIDs,
             extras: RecordExtras.make(abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults)
         )
     }
 
-    /// As above, with the extras already made (possibly shared with earlier recordings).
+    /// As above, with the bits of IDs the mock generated (kept without parsing their text) and the extras
+    /// already made (possibly shared with earlier recordings).
     init(
         sequence: UInt64,
         receivedAt: Int64,

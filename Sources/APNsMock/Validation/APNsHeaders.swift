@@ -10,34 +10,12 @@ public struct APNsHeaders: Sendable, Equatable {
     /// Some header name appears more than once.
     public var hasDuplicates: Bool
 
+    /// From a list of fields (tests and callers without a request): read as a request's header block would be.
     public init(_ headers: [HeaderField]) {
-        authorization = nil
-        apnsID = nil
-        pushType = nil
-        priority = nil
-        expiration = nil
-        topic = nil
-        collapseID = nil
-        hasDuplicates = false
-        for field in headers {
-            // The length first: most names are then compared with one candidate, or none.
-            let name = field.name
-            switch name.utf8.count {
-            case 13:
-                if name == "authorization" { Self.keepFirst(&authorization, field.value) }
-                else if name == "apns-priority" { Self.keepFirst(&priority, field.value) }
-            case 7 where name == "apns-id": Self.keepFirst(&apnsID, field.value)
-            case 14 where name == "apns-push-type": Self.keepFirst(&pushType, field.value)
-            case 15 where name == "apns-expiration": Self.keepFirst(&expiration, field.value)
-            case 10 where name == "apns-topic": Self.keepFirst(&topic, field.value)
-            case 16 where name == "apns-collapse-id": Self.keepFirst(&collapseID, field.value)
-            default: break
-            }
-        }
-        hasDuplicates = Self.containsDuplicateNames(headers)
+        self.init(APNsRequest(method: "", path: "", headers: headers))
     }
 
-    /// The same, read from the request's header block: names are compared as one-byte codes.
+    /// Read from the request's header block, where names are one-byte codes (`HeaderBlock`).
     public init(_ request: APNsRequest) {
         authorization = nil
         apnsID = nil
@@ -77,28 +55,5 @@ public struct APNsHeaders: Sendable, Equatable {
             return true
         }
         hasDuplicates = duplicates
-    }
-
-    private static func keepFirst(_ slot: inout String?, _ value: String) {
-        if slot == nil { slot = value }
-    }
-
-    private static func containsDuplicateNames(_ headers: [HeaderField]) -> Bool {
-        // Requests carry about ten headers: comparing pairs beats hashing at that size.
-        if headers.count <= 16 {
-            for i in headers.indices {
-                let count = headers[i].name.utf8.count
-                for j in headers.index(after: i)..<headers.endIndex
-                where headers[j].name.utf8.count == count && headers[i].name == headers[j].name {
-                    return true
-                }
-            }
-            return false
-        }
-        var seen = Set<String>(minimumCapacity: headers.count)
-        for field in headers where !seen.insert(field.name).inserted {
-            return true
-        }
-        return false
     }
 }
