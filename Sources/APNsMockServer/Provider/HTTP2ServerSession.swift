@@ -239,10 +239,12 @@ final class HTTP2ServerSession {
                             nva[count] = Self.header("content-type", Self.jsonContentType)
                             count += 1
                         }
-                        nva[count] = Self.header("apns-id", idBytes)
+                        // Every answer's IDs are new: added to the HPACK table they would only push out entries
+                        // worth keeping, on both sides, so they are sent as literals that are never indexed.
+                        nva[count] = Self.header("apns-id", idBytes, neverIndexed: true)
                         count += 1
                         if hasUniqueID {
-                            nva[count] = Self.header("apns-unique-id", uniqueBytes)
+                            nva[count] = Self.header("apns-unique-id", uniqueBytes, neverIndexed: true)
                             count += 1
                         }
                         if hasBody {
@@ -425,25 +427,27 @@ final class HTTP2ServerSession {
 
     private static func statusText(_ status: Int) -> String { String(status) }
 
+    // Literal names and values live as long as the program, so libnghttp2 need not copy them (NO_COPY_*).
     private static func header(_ name: StaticString, _ value: StaticString) -> nghttp2_nv {
         nghttp2_nv(
             name: UnsafeMutablePointer(mutating: name.utf8Start),
             value: UnsafeMutablePointer(mutating: value.utf8Start),
             namelen: name.utf8CodeUnitCount,
             valuelen: value.utf8CodeUnitCount,
-            flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
+            flags: UInt8(NGHTTP2_NV_FLAG_NO_COPY_NAME.rawValue | NGHTTP2_NV_FLAG_NO_COPY_VALUE.rawValue)
         )
     }
 
-    private static func header(_ name: StaticString, _ value: UnsafeBufferPointer<UInt8>) -> nghttp2_nv {
-        // libnghttp2 copies names and values during submit (no NO_COPY flag), so these pointers may be
-        // temporary; an empty value still needs a valid pointer.
-        nghttp2_nv(
+    private static func header(_ name: StaticString, _ value: UnsafeBufferPointer<UInt8>, neverIndexed: Bool = false) -> nghttp2_nv {
+        // libnghttp2 copies the value during submit (no NO_COPY_VALUE), so its pointer may be temporary; an
+        // empty value still needs a valid pointer.
+        let noIndex = neverIndexed ? NGHTTP2_NV_FLAG_NO_INDEX.rawValue : 0
+        return nghttp2_nv(
             name: UnsafeMutablePointer(mutating: name.utf8Start),
             value: UnsafeMutablePointer(mutating: value.baseAddress ?? name.utf8Start),
             namelen: name.utf8CodeUnitCount,
             valuelen: value.count,
-            flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
+            flags: UInt8(NGHTTP2_NV_FLAG_NO_COPY_NAME.rawValue | noIndex)
         )
     }
 
