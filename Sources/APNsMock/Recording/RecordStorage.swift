@@ -1,11 +1,6 @@
-#if canImport(Glibc)
-import Glibc
-#else
-import Darwin
-#endif
-
 /// A recording in one allocation: the answer's scalars in the header, the request's bytes in the tail
-/// (method, path, scheme, authority, then each header as two 16-bit lengths and its name and value, then the payload).
+/// (method, path, scheme, authority, then the request's header block as it arrived, in `HeaderBlock` form, then the
+/// payload).
 ///
 /// Measured before this layout: about 1,400 bytes per recording of a 200-byte push (a dozen separate allocations
 /// for strings and arrays); with it, one allocation of roughly the request's own size plus 100 bytes.
