@@ -149,22 +149,13 @@ extension ScenarioParser {
                 }
             }
             var errorCode: UInt32 = 0
-            var debugData = Reason.shutdown.body()
             for key in ["errorCode", "debugData", "reason"] where fields.has(key) && !isGoAway {
                 report(fields.keyNode(key), fields.path(key), "goes with mode: goaway only")
             }
             if let value = fields.value("errorCode") {
                 errorCode = self.errorCode(value, fields.path("errorCode")) ?? 0
             }
-            if let value = fields.value("debugData") {
-                debugData = string(value, fields.path("debugData"), allowEmpty: true) ?? debugData
-            }
-            if let value = fields.value("reason") {
-                if fields.has("debugData") {
-                    report(fields.keyNode("reason"), fields.path("reason"), "give either reason or debugData, not both")
-                }
-                debugData = reason(value, fields.path("reason"))?.body() ?? debugData
-            }
+            let debugData = goAwayDebugData(fields)
             guard let from else { continue }
             outages.append(
                 ScenarioOutage(

@@ -308,16 +308,7 @@ extension ScenarioParser {
         let lastStreamID = fields.value("lastStreamId").flatMap {
             int($0, fields.path("lastStreamId"), in: 0...Int(Int32.max)).map(Int32.init)
         }
-        var debugData = Reason.shutdown.body()
-        if let value = fields.value("debugData") {
-            debugData = string(value, fields.path("debugData"), allowEmpty: true) ?? debugData
-        }
-        if let value = fields.value("reason") {
-            if fields.has("debugData") {
-                report(fields.keyNode("reason"), fields.path("reason"), "give either reason or debugData, not both")
-            }
-            debugData = reason(value, fields.path("reason"))?.body() ?? debugData
-        }
+        let debugData = goAwayDebugData(fields)
         guard problems.count == before else { return nil }
         return .goAway(errorCode: errorCode, lastStreamID: lastStreamID, debugData: debugData)
     }
@@ -502,5 +493,20 @@ extension ScenarioParser {
             return OrdinalRange(from: UInt64(from), to: to.map(UInt64.init))
         }
         return int(node, path, in: 1...Int.max).map { .exactly(UInt64($0)) }
+    }
+
+    /// A GOAWAY's debug data: `debugData` as written, or `reason`'s `{"reason":…}` body; APNs' Shutdown by default.
+    mutating func goAwayDebugData(_ fields: Fields) -> String {
+        var debugData = Reason.shutdown.body()
+        if let value = fields.value("debugData") {
+            debugData = string(value, fields.path("debugData"), allowEmpty: true) ?? debugData
+        }
+        if let value = fields.value("reason") {
+            if fields.has("debugData") {
+                report(fields.keyNode("reason"), fields.path("reason"), "give either reason or debugData, not both")
+            }
+            debugData = reason(value, fields.path("reason"))?.body() ?? debugData
+        }
+        return debugData
     }
 }
