@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import APNsMock
@@ -79,5 +80,56 @@ struct APNsIDGeneratorTests {
         var first = APNsIDGenerator()
         var second = APNsIDGenerator()
         #expect(first.next(uppercase: true) != second.next(uppercase: true))
+    }
+
+    @Test func writesTheBitsInOrder() {
+        #expect(
+            APNsIDGenerator.format(high: 0x0123_4567_89AB_CDEF, low: 0xFEDC_BA98_7654_3210, uppercase: true)
+                == "01234567-89AB-CDEF-FEDC-BA9876543210"
+        )
+        #expect(
+            APNsIDGenerator.format(high: 0x00FF_0A0B_C0D0_E0F1, low: 0x1000_0000_0000_00FF, uppercase: false)
+                == "00ff0a0b-c0d0-e0f1-1000-0000000000ff"
+        )
+        #expect(APNsIDGenerator.format(high: 0, low: .max, uppercase: true) == "00000000-0000-0000-FFFF-FFFFFFFFFFFF")
+    }
+
+    @Test func generatedIDReadsAsItsText() {
+        var generator = APNsIDGenerator(seed: (5, 6, 7, 8))
+        for uppercase in [true, false] {
+            let id = generator.nextID(uppercase: uppercase)
+            guard case .generated(let high, let low, _) = id else {
+                Issue.record("expected a generated ID, got \(id)")
+                continue
+            }
+            let text = APNsIDGenerator.format(high: high, low: low, uppercase: uppercase)
+            #expect(id.text == text)
+            #expect(id.withUTF8 { String(decoding: $0, as: UTF8.self) } == text)
+            #expect(RequestValidator.isCanonicalUUID(text))
+        }
+        #expect(APNsResponse.ID.text("as sent").withUTF8 { String(decoding: $0, as: UTF8.self) } == "as sent")
+    }
+
+    @Test func responsesWithGeneratedAndTextIDsCompareByText() throws {
+        let generated = APNsResponse(
+            status: 200,
+            apnsID: .generated(high: 1, low: 2, uppercase: true),
+            uniqueID: .generated(high: 3, low: 4, uppercase: false)
+        )
+        let text = APNsResponse(
+            status: 200,
+            apnsID: "00000000-0000-0001-0000-000000000002",
+            uniqueID: "00000000-0000-0003-0000-000000000004"
+        )
+        #expect(generated == text)
+        #expect(generated.apnsID == "00000000-0000-0001-0000-000000000002")
+        var changed = generated
+        changed.uniqueID = nil
+        #expect(changed != text)
+        #expect(changed.uniqueIDValue == nil)
+
+        let decoded = try JSONDecoder().decode(APNsResponse.self, from: JSONEncoder().encode(generated))
+        #expect(decoded == generated)
+        #expect(decoded.apnsIDValue == .text("00000000-0000-0001-0000-000000000002"))
     }
 }

@@ -4,23 +4,98 @@ public struct APNsResponse: Sendable, Equatable, Codable {
     /// advertised limit, answered as Netty-based servers do) has none either.
     public var status: Int
     public var reason: Reason?
-    /// The `apns-id` header: the request's own, echoed exactly, or one the mock made (upper case, like APNs).
-    public var apnsID: String
-    /// The `apns-unique-id` header, sent in the development environment only.
-    public var uniqueID: String?
+    /// The `apns-id` header, as an `ID`: the request's own, echoed exactly, or one the mock made.
+    package var apnsIDValue: ID
+    /// The `apns-unique-id` header, as an `ID`.
+    package var uniqueIDValue: ID?
     /// Milliseconds since the epoch, in the body of 410 answers.
     public var timestamp: Int64?
 
+    /// An ID header's value: text, or the 128 bits of one the mock made, written out only when read.
+    ///
+    /// The bits go from the generator to the HEADERS frame and to the recording without a `String` in between
+    /// (two per request, each an allocation, showed in profiles).
+    package enum ID: Sendable, Hashable {
+        case text(String)
+        case generated(high: UInt64, low: UInt64, uppercase: Bool)
+
+        package var text: String {
+            switch self {
+            case .text(let text): return text
+            case .generated(let high, let low, let uppercase): return APNsIDGenerator.format(high: high, low: low, uppercase: uppercase)
+            }
+        }
+
+        /// Calls `body` with the value's UTF-8, written on the stack for a generated ID.
+        package func withUTF8<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+            switch self {
+            case .text(var text):
+                return text.withUTF8(body)
+            case .generated(let high, let low, let uppercase):
+                return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: APNsIDGenerator.textLength) { buffer in
+                    APNsIDGenerator.write(high: high, low: low, uppercase: uppercase, into: buffer)
+                    return body(UnsafeBufferPointer(buffer))
+                }
+            }
+        }
+    }
+
     public init(status: Int, reason: Reason? = nil, apnsID: String, uniqueID: String? = nil, timestamp: Int64? = nil) {
+        self.init(status: status, reason: reason, apnsID: .text(apnsID), uniqueID: uniqueID.map { .text($0) }, timestamp: timestamp)
+    }
+
+    package init(status: Int, reason: Reason? = nil, apnsID: ID, uniqueID: ID? = nil, timestamp: Int64? = nil) {
         self.status = status
         self.reason = reason
-        self.apnsID = apnsID
-        self.uniqueID = uniqueID
+        self.apnsIDValue = apnsID
+        self.uniqueIDValue = uniqueID
         self.timestamp = timestamp
+    }
+
+    /// The `apns-id` header: the request's own, echoed exactly, or one the mock made (upper case, like APNs).
+    public var apnsID: String {
+        get { apnsIDValue.text }
+        set { apnsIDValue = .text(newValue) }
+    }
+
+    /// The `apns-unique-id` header, sent in the development environment only.
+    public var uniqueID: String? {
+        get { uniqueIDValue?.text }
+        set { uniqueIDValue = newValue.map { .text($0) } }
     }
 
     /// The JSON body (`{"reason":…}`, plus `timestamp` on 410), or `nil` for a bodiless answer.
     public var body: String? {
         reason.map { $0.body(timestamp: $0.carriesTimestamp ? timestamp : nil) }
+    }
+
+    /// Equal when the headers would be: an ID made by the mock equals the same text.
+    public static func == (lhs: APNsResponse, rhs: APNsResponse) -> Bool {
+        lhs.status == rhs.status && lhs.reason == rhs.reason && lhs.timestamp == rhs.timestamp
+            && lhs.apnsID == rhs.apnsID && lhs.uniqueID == rhs.uniqueID
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case status, reason, apnsID, uniqueID, timestamp
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            status: try container.decode(Int.self, forKey: .status),
+            reason: try container.decodeIfPresent(Reason.self, forKey: .reason),
+            apnsID: try container.decode(String.self, forKey: .apnsID),
+            uniqueID: try container.decodeIfPresent(String.self, forKey: .uniqueID),
+            timestamp: try container.decodeIfPresent(Int64.self, forKey: .timestamp)
+        )
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(status, forKey: .status)
+        try container.encodeIfPresent(reason, forKey: .reason)
+        try container.encode(apnsID, forKey: .apnsID)
+        try container.encodeIfPresent(uniqueID, forKey: .uniqueID)
+        try container.encodeIfPresent(timestamp, forKey: .timestamp)
     }
 }

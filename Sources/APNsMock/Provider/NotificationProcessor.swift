@@ -152,23 +152,18 @@ public final class NotificationProcessor: Sendable {
         }
 
         var response: APNsResponse?
-        var generated = RecordStorage.GeneratedIDs()
         let answers = scripted.map { $0.answer != .none } ?? true
         if answers {
             // Echo a well-formed apns-id exactly as sent (aioapns matches answers by it); otherwise make one.
-            let apnsID: String
+            let apnsID: APNsResponse.ID
             if let sent = headers.apnsID, RequestValidator.isCanonicalUUID(sent) {
-                apnsID = sent
+                apnsID = .text(sent)
             } else {
-                let made = ids.nextWithBits(uppercase: true)
-                apnsID = made.text
-                generated.apnsID = (made.high, made.low)
+                apnsID = ids.nextID(uppercase: true)
             }
             var answer = APNsResponse(status: 200, apnsID: apnsID)
             if environment == .development {
-                let made = ids.nextWithBits(uppercase: false)
-                answer.uniqueID = made.text
-                generated.uniqueID = (made.high, made.low)
+                answer.uniqueIDValue = ids.nextID(uppercase: false)
             }
             if let scriptedResponse {
                 answer.status = scriptedResponse.status
@@ -232,7 +227,6 @@ public final class NotificationProcessor: Sendable {
             streamID: streamID,
             request: request,
             response: response,
-            generatedIDs: response == nil ? RecordStorage.GeneratedIDs() : generated,
             extras: extras
         )
         var decision = ProviderDecision(response: response, streamFault: streamFault, actions: actions, delay: scripted?.delay)

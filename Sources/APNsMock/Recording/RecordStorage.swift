@@ -84,17 +84,10 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
 
     static let absent: UInt16 = .max
 
-    /// IDs the mock made itself, as bits: the upper-case `apns-id` (when not echoed) and the lower-case `apns-unique-id`.
-    struct GeneratedIDs {
-        var apnsID: (high: UInt64, low: UInt64)?
-        var uniqueID: (high: UInt64, low: UInt64)?
-    }
-
     static func make(
         request: APNsRequest,
         response: APNsResponse?,
-        extras: RecordExtras?,
-        generatedIDs: GeneratedIDs = GeneratedIDs()
+        extras: RecordExtras?
     ) -> RecordStorage {
         // The request's bytes are copied as they are: its header block is already in the stored form.
         let head = request.head
@@ -108,7 +101,7 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
                                 scheme: head.scheme == nil ? nil : scheme,
                                 authority: head.authority == nil && head.host == nil ? nil : authority,
                                 headerBlock: block, headerCount: head.headerCount,
-                                request: request, response: response, extras: extras, generatedIDs: generatedIDs
+                                request: request, response: response, extras: extras
                             )
                         }
                     }
@@ -126,8 +119,7 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
         headerCount: Int,
         request: APNsRequest,
         response: APNsResponse?,
-        extras: RecordExtras?,
-        generatedIDs: GeneratedIDs
+        extras: RecordExtras?
     ) -> RecordStorage {
         let methodLength = min(method.count, Int(absent - 1))
         let encoding = pathEncoding(path)
@@ -155,15 +147,19 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
             header.status = UInt16(clamping: response.status)
             header.reason = response.reason
             header.timestamp = response.timestamp
-            if let bits = generatedIDs.apnsID {
-                header.apnsID = .uppercase(bits.high, bits.low)
-            } else {
-                header.apnsID = response.apnsID == request.header("apns-id") ? .echoed : compact(response.apnsID)
+            switch response.apnsIDValue {
+            case .generated(let high, let low, let uppercase):
+                header.apnsID = uppercase ? .uppercase(high, low) : .lowercase(high, low)
+            case .text(let text):
+                header.apnsID = text == request.header("apns-id") ? .echoed : compact(text)
             }
-            if let bits = generatedIDs.uniqueID {
-                header.uniqueID = .lowercase(bits.high, bits.low)
-            } else {
-                header.uniqueID = response.uniqueID.map(compact) ?? .none
+            switch response.uniqueIDValue {
+            case .generated(let high, let low, let uppercase)?:
+                header.uniqueID = uppercase ? .uppercase(high, low) : .lowercase(high, low)
+            case .text(let text)?:
+                header.uniqueID = compact(text)
+            case nil:
+                header.uniqueID = .none
             }
         }
 

@@ -32,13 +32,11 @@ public struct RecordedNotification: Sendable, Equatable {
             streamID: streamID,
             request: request,
             response: response,
-            generatedIDs: RecordStorage.GeneratedIDs(),
             extras: RecordExtras.make(abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults)
         )
     }
 
-    /// As above, with the bits of IDs the mock generated (kept without parsing their text) and the extras
-    /// already made (possibly shared with earlier recordings).
+    /// As above, with the extras already made (possibly shared with earlier recordings).
     init(
         sequence: UInt64,
         receivedAt: Int64,
@@ -46,14 +44,13 @@ public struct RecordedNotification: Sendable, Equatable {
         streamID: Int32,
         request: APNsRequest,
         response: APNsResponse?,
-        generatedIDs: RecordStorage.GeneratedIDs,
         extras: RecordExtras?
     ) {
         self.sequence = sequence
         self.receivedAt = receivedAt
         self.connectionID = connectionID
         self.streamID = streamID
-        self.storage = RecordStorage.make(request: request, response: response, extras: extras, generatedIDs: generatedIDs)
+        self.storage = RecordStorage.make(request: request, response: response, extras: extras)
     }
 
     /// The request as it arrived.

@@ -76,6 +76,9 @@ final class HTTP2ServerSession {
     /// The last stream touched: requests arrive as HEADERS then DATA on one stream, so this saves most lookups.
     private var cachedStream: StreamState?
     private var events: [HTTP2SessionEvent] = []
+    /// Streams answered before their request ended (`StreamState.resetAfterAnswer`): while there are none, a sent
+    /// frame needs no stream lookup.
+    private var streamsToResetAfterAnswer = 0
     /// The MAX_CONCURRENT_STREAMS value to write into the initial SETTINGS frame instead of libnghttp2's.
     private var pendingSettingsPatch: UInt32?
     private let settings: HTTP2Settings
@@ -196,6 +199,7 @@ final class HTTP2ServerSession {
         }
         tracker?.streamsClosed(streams.count)
         streams.removeAll()
+        streamsToResetAfterAnswer = 0
         cachedStream = nil
         if let session {
             nghttp2_session_del(session)
@@ -220,15 +224,15 @@ final class HTTP2ServerSession {
         stream.answered = true
         lastAnsweredStreamID = max(lastAnsweredStreamID, streamID)
         stream.resetAfterAnswer = !stream.requestEnded
+        if stream.resetAfterAnswer { streamsToResetAfterAnswer += 1 }
         if let body = response.body {
             stream.responseBody = Array(body.utf8)
         }
-        var apnsID = response.apnsID
-        var uniqueID = response.uniqueID ?? ""
-        let hasUniqueID = response.uniqueID != nil
+        let uniqueID = response.uniqueIDValue ?? .text("")
+        let hasUniqueID = response.uniqueIDValue != nil
         let hasBody = !stream.responseBody.isEmpty
         var status = Self.statusText(response.status)
-        apnsID.withUTF8 { idBytes in
+        response.apnsIDValue.withUTF8 { idBytes in
             uniqueID.withUTF8 { uniqueBytes in
                 status.withUTF8 { statusBytes in
                     withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: 4) { nva in
@@ -375,8 +379,9 @@ final class HTTP2ServerSession {
     }
 
     fileprivate func frameSent(streamID: Int32, endedStream: Bool) {
-        guard endedStream, let session, let stream = stream(streamID), stream.resetAfterAnswer else { return }
+        guard endedStream, streamsToResetAfterAnswer > 0, let session, let stream = stream(streamID), stream.resetAfterAnswer else { return }
         stream.resetAfterAnswer = false
+        streamsToResetAfterAnswer -= 1
         // The answer is out: tell the client to stop sending the rest of its body (RFC 9113 §8.1).
         _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_NO_ERROR.rawValue)
     }
@@ -384,6 +389,7 @@ final class HTTP2ServerSession {
     fileprivate func streamClosed(streamID: Int32, errorCode: UInt32) {
         guard let stream = streams.removeValue(forKey: streamID) else { return }
         tracker?.streamsClosed()
+        if stream.resetAfterAnswer { streamsToResetAfterAnswer -= 1 }
         if cachedStream === stream { cachedStream = nil }
         if !stream.answered, !stream.awaitingAnswer {
             let why = errorCode == 0
@@ -467,42 +473,48 @@ final class HTTP2ServerSession {
         return index > 0 && index < bytes.count && bytes[index] == UInt8(ascii: " ")
     }
 
-    private static func owner(_ userData: UnsafeMutableRawPointer?) -> HTTP2ServerSession {
-        Unmanaged<HTTP2ServerSession>.fromOpaque(userData!).takeUnretainedValue()
+    /// Calls `body` with the session behind libnghttp2's user data. Guaranteed, not retained: the session
+    /// outlives every callback (see the type's comment), and a retain and release per callback (several per
+    /// request) showed in profiles.
+    private static func withOwner<Result>(_ userData: UnsafeMutableRawPointer?, _ body: (HTTP2ServerSession) -> Result) -> Result {
+        Unmanaged<HTTP2ServerSession>.fromOpaque(userData!)._withUnsafeGuaranteedRef(body)
     }
 
     private static let readResponseBody: nghttp2_data_source_read_callback = {
         _, streamID, buffer, length, dataFlags, _, userData in
-        let (count, finished) = HTTP2ServerSession.owner(userData).readBody(streamID: streamID, into: buffer!, length: length)
+        let (count, finished) = HTTP2ServerSession.withOwner(userData) { $0.readBody(streamID: streamID, into: buffer!, length: length) }
         if finished { dataFlags!.pointee |= UInt32(NGHTTP2_DATA_FLAG_EOF.rawValue) }
         return count
     }
 
     private static func install(_ callbacks: OpaquePointer?) {
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
-            let frame = frame!.pointee
-            if frame.hd.type == UInt8(NGHTTP2_HEADERS.rawValue), frame.headers.cat == NGHTTP2_HCAT_REQUEST {
-                HTTP2ServerSession.owner(userData).beginHeaders(streamID: frame.hd.stream_id)
+            // Fields read through the pointer: copying `pointee` would copy the whole frame union.
+            let frame = frame!
+            if frame.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue), frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST {
+                HTTP2ServerSession.withOwner(userData) { $0.beginHeaders(streamID: frame.pointee.hd.stream_id) }
             }
             return 0
         }
         nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, userData in
-            HTTP2ServerSession.owner(userData).header(
-                streamID: frame!.pointee.hd.stream_id,
-                name: UnsafeBufferPointer(start: name, count: nameLength),
-                value: UnsafeBufferPointer(start: value, count: valueLength)
-            )
+            HTTP2ServerSession.withOwner(userData) {
+                $0.header(
+                    streamID: frame!.pointee.hd.stream_id,
+                    name: UnsafeBufferPointer(start: name, count: nameLength),
+                    value: UnsafeBufferPointer(start: value, count: valueLength)
+                )
+            }
             return 0
         }
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, streamID, data, length, userData in
-            HTTP2ServerSession.owner(userData).dataChunk(streamID: streamID, UnsafeBufferPointer(start: data, count: length))
+            HTTP2ServerSession.withOwner(userData) { $0.dataChunk(streamID: streamID, UnsafeBufferPointer(start: data, count: length)) }
             return 0
         }
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, userData in
             let header = frame!.pointee.hd
             let endStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
             if endStream, header.type == UInt8(NGHTTP2_DATA.rawValue) || header.type == UInt8(NGHTTP2_HEADERS.rawValue) {
-                HTTP2ServerSession.owner(userData).requestEnded(streamID: header.stream_id)
+                HTTP2ServerSession.withOwner(userData) { $0.requestEnded(streamID: header.stream_id) }
             }
             return 0
         }
@@ -510,12 +522,12 @@ final class HTTP2ServerSession {
             let header = frame!.pointee.hd
             let endStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
             if endStream, header.type == UInt8(NGHTTP2_DATA.rawValue) || header.type == UInt8(NGHTTP2_HEADERS.rawValue) {
-                HTTP2ServerSession.owner(userData).frameSent(streamID: header.stream_id, endedStream: true)
+                HTTP2ServerSession.withOwner(userData) { $0.frameSent(streamID: header.stream_id, endedStream: true) }
             }
             return 0
         }
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, streamID, errorCode, userData in
-            HTTP2ServerSession.owner(userData).streamClosed(streamID: streamID, errorCode: errorCode)
+            HTTP2ServerSession.withOwner(userData) { $0.streamClosed(streamID: streamID, errorCode: errorCode) }
             return 0
         }
     }
