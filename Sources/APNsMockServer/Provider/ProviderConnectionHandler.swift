@@ -180,9 +180,9 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
             switch event {
             case .request(let streamID, let request):
                 let started = ContinuousClock.now
-                var current = state ?? processor.makeConnectionState(certificate: nil)
-                let decision = processor.process(request, streamID: streamID, connection: connection, state: &current, ids: &ids)
-                state = current
+                if state == nil { state = processor.makeConnectionState(certificate: nil) }
+                // In place (`state!`): a copy out and back showed in profiles (retains of every field).
+                let decision = processor.process(request, streamID: streamID, connection: connection, state: &state!, ids: &ids)
                 if logsRequests {
                     logger.debug(
                         "request",
