@@ -17,6 +17,13 @@ private func isCanonical(_ id: String, alphabet: String) -> Bool {
     return true
 }
 
+/// What `APNsResponse.ID.withUTF8` hands its closure, as a string.
+private func utf8(of id: APNsResponse.ID) -> String {
+    var text = ""
+    id.withUTF8 { text = String(decoding: $0, as: UTF8.self) }
+    return text
+}
+
 private let upperHex = "0123456789ABCDEF"
 private let lowerHex = "0123456789abcdef"
 
@@ -104,10 +111,10 @@ struct APNsIDGeneratorTests {
             }
             let text = APNsIDGenerator.format(high: high, low: low, uppercase: uppercase)
             #expect(id.text == text)
-            #expect(id.withUTF8 { String(decoding: $0, as: UTF8.self) } == text)
+            #expect(utf8(of: id) == text)
             #expect(RequestValidator.isCanonicalUUID(text))
         }
-        #expect(APNsResponse.ID.text("as sent").withUTF8 { String(decoding: $0, as: UTF8.self) } == "as sent")
+        #expect(utf8(of: .text("as sent")) == "as sent")
     }
 
     @Test func responsesWithGeneratedAndTextIDsCompareByText() throws {

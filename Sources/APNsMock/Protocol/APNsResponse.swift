@@ -27,14 +27,20 @@ public struct APNsResponse: Sendable, Equatable, Codable {
         }
 
         /// Calls `body` with the value's UTF-8, written on the stack for a generated ID.
-        package func withUTF8<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        ///
+        /// Not generic: its caller is in another module, where a generic would run unspecialised (metadata
+        /// lookups per call showed in profiles).
+        package func withUTF8(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
             switch self {
             case .text(var text):
-                return text.withUTF8(body)
+                text.withUTF8(body)
             case .generated(let high, let low, let uppercase):
-                return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: APNsIDGenerator.textLength) { buffer in
+                // A tuple on the stack: `withUnsafeTemporaryAllocation` is generic too.
+                var digits: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)
+                withUnsafeMutableBytes(of: &digits) { raw in
+                    let buffer = raw.bindMemory(to: UInt8.self)
                     APNsIDGenerator.write(high: high, low: low, uppercase: uppercase, into: buffer)
-                    return body(UnsafeBufferPointer(buffer))
+                    body(UnsafeBufferPointer(rebasing: buffer[..<APNsIDGenerator.textLength]))
                 }
             }
         }
