@@ -112,6 +112,68 @@ struct ProviderRawFrameTests {
         }
     }
 
+    /// The session reuses a closed stream's state for the next stream: nothing of one request (a header, a
+    /// longer body, a large body's buffer, a reset) may show in the next one's recording.
+    @Test func streamsOneAfterAnotherAreRecordedWithOnlyTheirOwnFields() async throws {
+        try await withTestServer { server in
+            let (connection, _) = try await RawConnection.http2(port: server.providerPort)
+            let token = TestData.deviceToken()
+            let long = #"{"aps":{"alert":""# + String(repeating: "x", count: 3000) + #""}}"#
+            let large = #"{"aps":{"alert":""# + String(repeating: "y", count: 6000) + #""}}"#
+            // The large body is over APNs' 4 KiB limit (413): its buffer is the one not kept for reuse.
+            let sent: [(stream: UInt32, extra: [(String, String)], body: String, status: Int)] = [
+                (1, [("apns-topic", TestData.topic), ("apns-collapse-id", "first"), ("apns-priority", "5")], long, 200),
+                (3, [("apns-topic", TestData.topic)], #"{"aps":{}}"#, 200),
+                (5, [("apns-topic", TestData.topic), ("apns-expiration", "0")], large, 413),
+                (7, [("apns-topic", TestData.topic)], #"{"n":7}"#, 200),
+            ]
+            for request in sent {
+                let answer = try await Self.push(
+                    connection,
+                    streamID: request.stream,
+                    headers: FrameWriter.pushHeaders(token: token, authority: server.authority, extra: request.extra),
+                    body: request.body
+                )
+                #expect(answer.kind == .headers && answer.hasEndStream == (request.status == 200), "stream \(request.stream): \(answer)")
+            }
+            // A request reset half-way, then one more on a reused state.
+            try await connection.send(
+                FrameWriter.headers(
+                    streamID: 9,
+                    FrameWriter.pushHeaders(token: token, authority: server.authority, extra: [("apns-id", "reset-one")]),
+                    endStream: false
+                )
+                    + FrameWriter.data(streamID: 9, Array(#"{"half":"#.utf8), endStream: false)
+                    + FrameWriter.rstStream(streamID: 9)
+            )
+            let last = try await Self.push(
+                connection,
+                streamID: 11,
+                headers: FrameWriter.pushHeaders(token: token, authority: server.authority),
+                body: #"{"n":11}"#
+            )
+            #expect(last.kind == .headers && last.hasEndStream, "\(last)")
+            await connection.close()
+
+            let recordings = try await server.admin.waitForNotifications(count: 6, [("token", token)])
+            #expect(recordings.count == 6)
+            let byPayload = Dictionary(recordings.map { ($0.payloadText ?? "", $0) }, uniquingKeysWith: { first, _ in first })
+            for request in sent {
+                let recording = try #require(byPayload[request.body], "no recording of stream \(request.stream)")
+                #expect(recording.status == request.status)
+                #expect(recording.headers.map(\.name) == request.extra.map(\.0), "stream \(request.stream)")
+                #expect(recording.headers.map(\.value) == request.extra.map(\.1), "stream \(request.stream)")
+                #expect(recording.payloadSize == request.body.utf8.count)
+            }
+            let reset = try #require(byPayload[#"{"half":"#], "no recording of the reset stream")
+            #expect(reset.hasNullResponse)
+            #expect(reset.header("apns-id") == "reset-one")
+            let after = try #require(byPayload[#"{"n":11}"#])
+            #expect(after.status == 200)
+            #expect(after.headers.map(\.name) == ["apns-topic"])
+        }
+    }
+
     /// An HTTP/1.1 request over TLS gets `HTTP/1.1 505` naming HTTP/2, and nothing before it: the server's
     /// SETTINGS frame (`00 00 1e 04 00 …`) once came first, so HTTP/1 clients saw binary.
     @Test func http1RequestOverTLSGets505First() async throws {

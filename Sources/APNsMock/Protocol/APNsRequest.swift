@@ -174,6 +174,18 @@ package struct RequestHead: Sendable, Equatable {
         bytes.reserveCapacity(capacity)
     }
 
+    /// Empty again, keeping the buffer for the next request when no one else holds it.
+    package mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+        method = nil
+        path = nil
+        scheme = nil
+        authority = nil
+        host = nil
+        headerBlockStart = nil
+        headerCount = 0
+    }
+
     init(method: String, path: String, scheme: String?, authority: String?, headers: [HeaderField]) {
         self.init()
         var method = method
