@@ -1,3 +1,4 @@
+import APNsMockServer
 import ArgumentParser
 
 @main
@@ -8,4 +9,10 @@ struct APNsMockCommand: AsyncParsableCommand {
         subcommands: [ServeCommand.self, CertsCommand.self, TokenCommand.self, ScenarioCommand.self],
         defaultSubcommand: ServeCommand.self
     )
+
+    static func main() async {
+        // Before any other thread allocates, so every thread shares the main arena (see the function).
+        MemoryRelease.configureAllocator()
+        await main(nil)
+    }
 }

@@ -107,7 +107,6 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var logger = Logger(label: "apns-mock")
         logger.logLevel = configuration.logLevel
-        MemoryRelease.keepLargeAllocationsOutOfTheHeap()
         let service = MockServerService(configuration: configuration, logger: logger)
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
