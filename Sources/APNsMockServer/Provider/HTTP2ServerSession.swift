@@ -97,7 +97,9 @@ final class HTTP2ServerSession {
     private var spareStreams: [StreamState] = []
     private static let maxSpareStreams = 32
     /// The last stream touched: requests arrive as HEADERS then DATA on one stream, so this saves most lookups.
-    private var cachedStream: StreamState?
+    /// Unretained, so that reading it costs no retain and release (several callbacks per request): `streams`
+    /// holds the state, and this is cleared whenever the state leaves `streams`.
+    private var cachedStream: Unmanaged<StreamState>?
     private var events: [HTTP2SessionEvent] = []
     /// Streams answered before their request ended (`StreamState.resetAfterAnswer`): while there are none, a sent
     /// frame needs no stream lookup.
@@ -341,10 +343,21 @@ final class HTTP2ServerSession {
     // MARK: Building requests
 
     private func stream(_ id: Int32) -> StreamState? {
-        if let cached = cachedStream, cached.id == id { return cached }
+        if let cached = cachedStream, cached._withUnsafeGuaranteedRef({ $0.id == id }) { return cached.takeUnretainedValue() }
         let found = streams[id]
-        cachedStream = found
+        cachedStream = found.map { .passUnretained($0) }
         return found
+    }
+
+    /// Calls `body` with the stream's state if it is open, the cached one without a retain: for the callbacks
+    /// that run several times per request.
+    @inline(__always)
+    private func withOpenStream(_ id: Int32, _ body: (StreamState) -> Void) {
+        if let cached = cachedStream, cached._withUnsafeGuaranteedRef({ $0.id == id }) {
+            cached._withUnsafeGuaranteedRef(body)
+        } else if let found = stream(id) {
+            body(found)
+        }
     }
 
     private func request(from stream: StreamState) -> APNsRequest {
@@ -361,11 +374,14 @@ final class HTTP2ServerSession {
         }
         streams[streamID] = stream
         tracker?.streamsOpened()
-        cachedStream = stream
+        cachedStream = .passUnretained(stream)
     }
 
     fileprivate func header(streamID: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
-        guard let stream = stream(streamID) else { return }
+        withOpenStream(streamID) { header(of: $0, name: name, value: value) }
+    }
+
+    private func header(of stream: StreamState, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
         // RFC 9113 §6.5.2: each field counts its name, its value and 32 bytes of overhead.
         stream.headerListSize += name.count + value.count + 32
         if stream.headerListSize > Int(settings.maxHeaderListSize) {
@@ -387,7 +403,11 @@ final class HTTP2ServerSession {
     }
 
     fileprivate func dataChunk(streamID: Int32, _ data: UnsafeBufferPointer<UInt8>) {
-        guard let stream = stream(streamID), !stream.answered else { return }
+        withOpenStream(streamID) { dataChunk(of: $0, data) }
+    }
+
+    private func dataChunk(of stream: StreamState, _ data: UnsafeBufferPointer<UInt8>) {
+        guard !stream.answered else { return }
         let room = limits.keptBodyBytes - stream.body.count
         if room > 0 {
             stream.body.append(contentsOf: UnsafeBufferPointer(rebasing: data.prefix(room)))
@@ -396,16 +416,17 @@ final class HTTP2ServerSession {
         if stream.bodySize > limits.discardedBodyBound, !stream.requestEnded, !stream.awaitingAnswer {
             // Answer (413) without waiting for the end: the client may never stop.
             stream.awaitingAnswer = true
-            events.append(.request(streamID: streamID, request(from: stream)))
+            events.append(.request(streamID: stream.id, request(from: stream)))
         }
     }
 
     fileprivate func requestEnded(streamID: Int32) {
-        guard let stream = stream(streamID) else { return }
-        stream.requestEnded = true
-        guard !stream.answered, !stream.awaitingAnswer else { return }
-        stream.awaitingAnswer = true
-        events.append(.request(streamID: streamID, request(from: stream)))
+        withOpenStream(streamID) { stream in
+            stream.requestEnded = true
+            guard !stream.answered, !stream.awaitingAnswer else { return }
+            stream.awaitingAnswer = true
+            events.append(.request(streamID: streamID, request(from: stream)))
+        }
     }
 
     fileprivate func frameSent(streamID: Int32, endedStream: Bool) {
@@ -420,7 +441,7 @@ final class HTTP2ServerSession {
         guard let stream = streams.removeValue(forKey: streamID) else { return }
         tracker?.streamsClosed()
         if stream.resetAfterAnswer { streamsToResetAfterAnswer -= 1 }
-        if cachedStream === stream { cachedStream = nil }
+        if cachedStream?.toOpaque() == Unmanaged.passUnretained(stream).toOpaque() { cachedStream = nil }
         if !stream.answered, !stream.awaitingAnswer {
             let why = errorCode == 0
                 ? "stream closed before the request ended"
