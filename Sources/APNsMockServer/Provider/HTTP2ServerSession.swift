@@ -95,7 +95,7 @@ final class HTTP2ServerSession {
     /// freeing them in bursts, was several percent of a request in profiles (glibc's bins churned). At most
     /// `maxSpareStreams`, and only as many as were open at once.
     private var spareStreams: [StreamState] = []
-    private static let maxSpareStreams = 32
+    private static let maxSpareStreams = 128
     /// The last stream touched: requests arrive as HEADERS then DATA on one stream, so this saves most lookups.
     /// Unretained, so that reading it costs no retain and release (several callbacks per request): `streams`
     /// holds the state, and this is cleared whenever the state leaves `streams`.

@@ -176,10 +176,13 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
     // MARK: Private
 
     private func handle(_ events: [HTTP2SessionEvent], context: ChannelHandlerContext) {
+        guard !events.isEmpty else { return }
+        // One reading for the batch: its requests' last frames all arrived in the read that produced it, so a
+        // request's latency counts the requests answered before it in the batch too.
+        let started = ContinuousClock.now
         for event in events {
             switch event {
             case .request(let streamID, let request):
-                let started = ContinuousClock.now
                 if state == nil { state = processor.makeConnectionState(certificate: nil) }
                 // In place (`state!`): a copy out and back showed in profiles (retains of every field).
                 let decision = processor.process(request, streamID: streamID, connection: connection, state: &state!, ids: &ids)
