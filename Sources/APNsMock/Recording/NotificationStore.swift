@@ -63,8 +63,18 @@ public final class NotificationStore: Sendable {
         self.capacity = capacity
         self.onAppend = onAppend
         var initial = State()
+        initial.records = Self.emptyRecords(capacity: capacity)
         initial.statistics.capacity = capacity
         self.state = Mutex(initial)
+    }
+
+    /// An empty index with room reserved for `capacity` recordings, up to a million (40 MB of address space).
+    ///
+    /// Reserved, not touched: the pages count toward RSS only once recordings fill them. Growing by doubling
+    /// instead copied the index each time into fresh pages, faulting them in again (a sixth of the memory a
+    /// growing recorder touched per request).
+    private static func emptyRecords(capacity: Int) -> Deque<RecordedNotification> {
+        Deque(minimumCapacity: min(capacity, 1_000_000))
     }
 
     /// Records a notification, assigning its sequence number, which it returns.
@@ -141,7 +151,8 @@ public final class NotificationStore: Sendable {
     /// Drops every recording and resets the counters; sequence numbers keep growing.
     public func clear() {
         state.withLock { state in
-            state.records.removeAll()
+            // A fresh reservation: the old index's pages go back to the system with it.
+            state.records = Self.emptyRecords(capacity: capacity)
             state.statistics = RecorderStatistics()
             state.statistics.capacity = capacity
             state.answered200 = 0
