@@ -101,6 +101,26 @@ struct APNsIDGeneratorTests {
         #expect(APNsIDGenerator.format(high: 0, low: .max, uppercase: true) == "00000000-0000-0000-FFFF-FFFFFFFFFFFF")
     }
 
+    @Test func writesWhatAPlainHexFormatterWrites() {
+        func reference(_ high: UInt64, _ low: UInt64, uppercase: Bool) -> String {
+            func hex(_ value: UInt64) -> String {
+                let digits = String(value, radix: 16, uppercase: uppercase)
+                return String(repeating: "0", count: 16 - digits.count) + digits
+            }
+            let all = Array(hex(high) + hex(low))
+            return [all[0..<8], all[8..<12], all[12..<16], all[16..<20], all[20..<32]].map { String($0) }.joined(separator: "-")
+        }
+        var random = SystemRandomNumberGenerator()
+        let edges: [UInt64] = [0, 1, 9, 10, 15, 16, 0x9999_9999_9999_9999, 0xAAAA_AAAA_AAAA_AAAA, .max, 0x0F0F_0F0F_0F0F_0F0F]
+        var pairs = edges.flatMap { high in edges.map { (high, $0) } }
+        pairs += (0..<1000).map { _ in (random.next(), random.next()) }
+        for (high, low) in pairs {
+            for uppercase in [true, false] {
+                #expect(APNsIDGenerator.format(high: high, low: low, uppercase: uppercase) == reference(high, low, uppercase: uppercase))
+            }
+        }
+    }
+
     @Test func generatedIDReadsAsItsText() {
         var generator = APNsIDGenerator(seed: (5, 6, 7, 8))
         for uppercase in [true, false] {
