@@ -6,6 +6,11 @@ public enum PushType: String, Sendable, CaseIterable, Codable {
     /// The suffix the `apns-topic` must end with for this push type, or `nil` when the topic is the bare
     /// bundle ID (`alert`, `background`) or not a bundle ID at all (`mdm`: the certificate's UID).
     public var requiredTopicSuffix: String? {
+        topicSuffix.map { "\($0)" }
+    }
+
+    /// `requiredTopicSuffix` as static bytes, for the check every push gets.
+    var topicSuffix: StaticString? {
         switch self {
         case .alert, .background, .mdm: return nil
         case .location: return ".location-query"
@@ -21,5 +26,5 @@ public enum PushType: String, Sendable, CaseIterable, Codable {
 
     /// Every topic suffix that marks a non-bare topic; a bare push type (`alert`, `background`) sent to a
     /// topic carrying one of these is a mismatch.
-    static let allTopicSuffixes: [String] = allCases.compactMap(\.requiredTopicSuffix)
+    static let allTopicSuffixes: [StaticString] = allCases.compactMap(\.topicSuffix)
 }

@@ -114,7 +114,7 @@ public struct RequestValidator: Sendable {
     /// 5120 bytes for VoIP, 4096 otherwise. Whether Apple keys the larger limit on the push type or on the
     /// `.voip` topic is unknown, so either one earns it.
     public func payloadLimit(pushType: PushType?, topic: String?) -> Int {
-        if pushType == .voip || (topic?.hasSuffix(".voip") ?? false) {
+        if pushType == .voip || (topic.map { ASCII.hasSuffix($0, ".voip") } ?? false) {
             return max(policy.maxVoIPPayloadBytes, policy.maxPayloadBytes)
         }
         return policy.maxPayloadBytes
@@ -130,8 +130,8 @@ public struct RequestValidator: Sendable {
             case .alert, .background:
                 return !PushType.allTopicSuffixes.contains(where: { ASCII.hasSuffix(topic, $0) })
             default:
-                guard let suffix = pushType.requiredTopicSuffix else { return true }
-                return topic.count > suffix.utf8.count && ASCII.hasSuffix(topic, suffix)
+                guard let suffix = pushType.topicSuffix else { return true }
+                return topic.count > suffix.utf8CodeUnitCount && ASCII.hasSuffix(topic, suffix)
             }
         }
     }
