@@ -14,6 +14,6 @@ public struct DeviceTokenRules: Sendable, Equatable {
     public func isValid<Bytes: Collection>(_ token: Bytes) -> Bool where Bytes.Element == UInt8 {
         let count = token.count
         guard count >= minimumHexDigits, count <= maximumHexDigits, count % 2 == 0 else { return false }
-        return token.allSatisfy(ASCII.isHexDigit)
+        return token.withContiguousStorageIfAvailable { ASCII.hexDigits($0).allHex } ?? token.allSatisfy(ASCII.isHexDigit)
     }
 }

@@ -41,21 +41,9 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
     /// one case, as text otherwise.
     static func pathEncoding(_ path: UnsafeBufferPointer<UInt8>) -> PathEncoding {
         guard let hex = APNsPath.tokenBytes(in: path), !hex.isEmpty, hex.count % 2 == 0 else { return .text }
-        var sawUpper = false
-        var sawLower = false
-        // Comparisons, not range patterns: those were calls to `ClosedRange.contains` per digit in profiles.
-        for digit in hex {
-            if digit >= UInt8(ascii: "0") && digit <= UInt8(ascii: "9") { continue }
-            if digit >= UInt8(ascii: "a") && digit <= UInt8(ascii: "f") {
-                sawLower = true
-            } else if digit >= UInt8(ascii: "A") && digit <= UInt8(ascii: "F") {
-                sawUpper = true
-            } else {
-                return .text
-            }
-        }
-        if sawUpper && sawLower { return .text }
-        return sawUpper ? .deviceTokenUppercase : .deviceTokenLowercase
+        let digits = ASCII.hexDigits(hex)
+        guard digits.allHex, !(digits.hasUppercaseLetter && digits.hasLowercaseLetter) else { return .text }
+        return digits.hasUppercaseLetter ? .deviceTokenUppercase : .deviceTokenLowercase
     }
 
     /// Writes the token's bytes for a path `pathEncoding` accepted; returns how many it wrote.

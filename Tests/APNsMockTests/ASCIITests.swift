@@ -1,0 +1,56 @@
+import Testing
+
+@testable import APNsMock
+
+@Suite("ASCII")
+struct ASCIITests {
+    /// The byte-at-a-time answer `hexDigits` must match.
+    private static func reference(_ bytes: [UInt8]) -> ASCII.HexDigits {
+        var result = ASCII.HexDigits()
+        result.allHex = bytes.allSatisfy(ASCII.isHexDigit)
+        guard result.allHex else { return result }
+        result.hasLowercaseLetter = bytes.contains { $0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "f") }
+        result.hasUppercaseLetter = bytes.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "F") }
+        return result
+    }
+
+    private static func scan(_ bytes: [UInt8]) -> ASCII.HexDigits {
+        bytes.withUnsafeBufferPointer { ASCII.hexDigits($0) }
+    }
+
+    @Test func hexDigitsOfEveryLengthAcrossTheSixteenByteChunks() {
+        // Every length up to three chunks and a tail, each with a letter or an intruder at every position.
+        let fillers: [UInt8] = Array("0123456789".utf8)
+        let probes: [UInt8] = Array("aAfF9/:@G`g".utf8) + [0x00, 0x7F, 0x80, 0xC3, 0xFF]
+        for length in 0...50 {
+            let plain = (0..<length).map { fillers[$0 % fillers.count] }
+            #expect(Self.scan(plain) == Self.reference(plain), "length \(length)")
+            for position in 0..<length {
+                for probe in probes {
+                    var bytes = plain
+                    bytes[position] = probe
+                    #expect(Self.scan(bytes) == Self.reference(bytes), "length \(length), \(probe) at \(position)")
+                }
+            }
+        }
+    }
+
+    @Test func hexDigitsOfTokens() {
+        let lower = Array(String(repeating: "0a1b2c3d", count: 8).utf8)
+        let upper = Array(String(repeating: "0A1B2C3D", count: 8).utf8)
+        #expect(Self.scan(lower) == ASCII.HexDigits(allHex: true, hasLowercaseLetter: true, hasUppercaseLetter: false))
+        #expect(Self.scan(upper) == ASCII.HexDigits(allHex: true, hasLowercaseLetter: false, hasUppercaseLetter: true))
+        #expect(Self.scan(lower + upper) == ASCII.HexDigits(allHex: true, hasLowercaseLetter: true, hasUppercaseLetter: true))
+        #expect(!Self.scan(lower + Array("x".utf8)).allHex)
+    }
+
+    @Test func staticSuffixes() {
+        #expect(ASCII.hasSuffix("com.example.app.voip", ".voip"))
+        #expect(!ASCII.hasSuffix("com.example.app", ".voip"))
+        #expect(!ASCII.hasSuffix("voip", ".voip"))
+        #expect(ASCII.hasSuffix(".voip", ".voip"))
+        #expect(ASCII.hasSuffix("", ""))
+        #expect(!ASCII.hasSuffix("", ".voip"))
+        #expect(!ASCII.hasSuffix("com.example.app.VOIP", ".voip"))
+    }
+}
