@@ -230,6 +230,7 @@ public final class NotificationProcessor: Sendable {
             extras: extras
         )
         var decision = ProviderDecision(response: response, streamFault: streamFault, actions: actions, delay: scripted?.delay)
+        decision.pushType = headers.pushType
         if let delay = decision.delay, delay > .zero {
             decision.pendingRecording = recording
         } else {

@@ -45,6 +45,9 @@ public struct ProviderDecision: Sendable, Equatable {
     /// With a delay, the recording is kept back until the answer is sent (`NotificationProcessor.commit`), so a
     /// client that leaves during the delay is recorded as abandoned, not as answered.
     public var pendingRecording: RecordedNotification?
+    /// The request's `apns-push-type` as sent, for the caller's metrics: the decision has read it already, and
+    /// looking it up again per request showed in profiles.
+    public var pushType: String?
 
     public init(response: APNsResponse?, streamFault: StreamFault? = nil, actions: [ConnectionAction] = [], delay: Duration? = nil) {
         self.response = response

@@ -196,7 +196,7 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
                         ]
                     )
                 }
-                let pushType = request.header("apns-push-type")
+                let pushType = decision.pushType
                 if let delay = decision.delay, delay > .zero {
                     // A scenario's latency: answer later on this event loop; the connection may be gone by then.
                     if let recording = decision.pendingRecording { delayedRecordings[streamID] = recording }
