@@ -84,16 +84,22 @@ public final class NotificationProcessor: Sendable {
         return process(request, streamID: streamID, connection: connection, state: &state, ids: &ids)
     }
 
+    /// The processor's clock: milliseconds since the epoch (the injected clock in tests).
+    public func currentMilliseconds() -> Int64 { now() }
+
     /// Decides the answer to `request`, records it, and returns the decision.
+    /// - Parameter receivedAt: when the request's last frame arrived (`currentMilliseconds()`); a caller with
+    ///   several requests from one read passes one reading for all, instead of a clock reading each.
     public func process(
         _ request: APNsRequest,
         streamID: Int32,
         connection: ConnectionInfo,
         state: inout ProviderConnectionState,
-        ids: inout APNsIDGenerator
+        ids: inout APNsIDGenerator,
+        receivedAt: Int64? = nil
     ) -> ProviderDecision {
         let headers = APNsHeaders(request)
-        let receivedAt = now()
+        let receivedAt = receivedAt ?? now()
         let engine = scenario.current
         var actions: [ConnectionAction] = []
         var authRecord: AuthenticationRecord?

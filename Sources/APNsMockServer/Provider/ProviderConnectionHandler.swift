@@ -177,15 +177,18 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
 
     private func handle(_ events: [HTTP2SessionEvent], context: ChannelHandlerContext) {
         guard !events.isEmpty else { return }
-        // One reading for the batch: its requests' last frames all arrived in the read that produced it, so a
-        // request's latency counts the requests answered before it in the batch too.
+        // One reading of each clock for the batch: its requests' last frames all arrived in the read that produced
+        // it, which is their `receivedAt`; a request's latency counts the requests answered before it too.
         let started = ContinuousClock.now
+        let receivedAt = processor.currentMilliseconds()
         for event in events {
             switch event {
             case .request(let streamID, let request):
                 if state == nil { state = processor.makeConnectionState(certificate: nil) }
                 // In place (`state!`): a copy out and back showed in profiles (retains of every field).
-                let decision = processor.process(request, streamID: streamID, connection: connection, state: &state!, ids: &ids)
+                let decision = processor.process(
+                    request, streamID: streamID, connection: connection, state: &state!, ids: &ids, receivedAt: receivedAt
+                )
                 if logsRequests {
                     logger.debug(
                         "request",
