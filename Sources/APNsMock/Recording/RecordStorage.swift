@@ -135,20 +135,8 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
             header.status = UInt16(clamping: response.status)
             header.reason = response.reason
             header.timestamp = response.timestamp
-            switch response.apnsIDValue {
-            case .generated(let high, let low, let uppercase):
-                header.apnsID = uppercase ? .uppercase(high, low) : .lowercase(high, low)
-            case .text(let text):
-                header.apnsID = text == request.header("apns-id") ? .echoed : compact(text)
-            }
-            switch response.uniqueIDValue {
-            case .generated(let high, let low, let uppercase)?:
-                header.uniqueID = uppercase ? .uppercase(high, low) : .lowercase(high, low)
-            case .text(let text)?:
-                header.uniqueID = compact(text)
-            case nil:
-                header.uniqueID = .none
-            }
+            header.apnsID = compact(response.apnsIDValue, echoing: request.header("apns-id"))
+            header.uniqueID = response.uniqueIDValue.map { compact($0, echoing: nil) } ?? .none
         }
 
         let storage = RecordStorage.create(minimumCapacity: total) { _ in header } as! RecordStorage
@@ -298,6 +286,18 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
         case .uppercase(let high, let low): return APNsIDGenerator.format(high: high, low: low, uppercase: true)
         case .lowercase(let high, let low): return APNsIDGenerator.format(high: high, low: low, uppercase: false)
         case .text(let text): return text
+        }
+    }
+
+    /// A response's ID as kept: a generated one by its bits, one equal to what the request sent as `.echoed`
+    /// (read only for text IDs), other text by `compact(_:)`.
+    private static func compact(_ id: APNsResponse.ID, echoing sent: @autoclosure () -> String?) -> CompactID {
+        switch id {
+        case .generated(let high, let low, let uppercase):
+            return uppercase ? .uppercase(high, low) : .lowercase(high, low)
+        case .text(let text):
+            if let sent = sent(), text == sent { return .echoed }
+            return compact(text)
         }
     }
 
