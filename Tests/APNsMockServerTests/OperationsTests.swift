@@ -33,6 +33,7 @@ struct OperationsTests {
                     _ = try await client.send(headers: [("apns-topic", TestData.topic), ("apns-push-type", "alert")])
                 }
                 _ = try await client.send(token: "nothex")
+                _ = try await client.send(headers: [("apns-topic", TestData.topic), ("apns-push-type", "bogus")])
             }
             let (status, body, contentType) = try await Self.get("http://127.0.0.1:\(server.adminPort)/metrics")
             #expect(status == 200)
@@ -43,9 +44,12 @@ struct OperationsTests {
             let samples = Self.samples(body)
             #expect(samples[#"apns_mock_requests_total{status="200",reason=""}"#] == 3, "\(body)")
             #expect(samples[#"apns_mock_requests_total{status="400",reason="BadDeviceToken"}"#] == 1, "\(body)")
+            #expect(samples[#"apns_mock_requests_total{status="400",reason="InvalidPushType"}"#] == 1, "\(body)")
             #expect(samples[#"apns_mock_requests_by_push_type_total{push_type="alert"}"#] == 3, "\(body)")
-            #expect(samples["apns_mock_request_duration_seconds_count"] == 4, "\(body)")
-            #expect(samples["apns_mock_recorder_stored"] == 4, "\(body)")
+            #expect(samples[#"apns_mock_requests_by_push_type_total{push_type="none"}"#] == 1, "\(body)")
+            #expect(samples[#"apns_mock_requests_by_push_type_total{push_type="invalid"}"#] == 1, "\(body)")
+            #expect(samples["apns_mock_request_duration_seconds_count"] == 5, "\(body)")
+            #expect(samples["apns_mock_recorder_stored"] == 5, "\(body)")
             #expect(samples["apns_mock_connections_accepted"] == 1, "\(body)")
         }
     }

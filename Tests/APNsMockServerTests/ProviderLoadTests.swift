@@ -51,6 +51,13 @@ struct ProviderLoadTests {
             #expect(total == 1000)
             #expect(Set(recorded.map(\.apnsID)).count == 1000, "every answer has its own apns-id")
             #expect(recorded.allSatisfy { $0.request.payload == Array(TestData.alertPayload.utf8) && $0.pushType == "alert" })
+
+            // Metrics are added per read batch (many requests each here), before the batch's answers are written.
+            let metrics = try await OperationsTests.get("http://127.0.0.1:\(server.adminPort)/metrics")
+            let samples = OperationsTests.samples(metrics.body)
+            #expect(samples[#"apns_mock_requests_total{status="200",reason=""}"#] == 1000, "\(metrics.body)")
+            #expect(samples[#"apns_mock_requests_by_push_type_total{push_type="alert"}"#] == 1000, "\(metrics.body)")
+            #expect(samples["apns_mock_request_duration_seconds_count"] == 1000, "\(metrics.body)")
         }
     }
 }

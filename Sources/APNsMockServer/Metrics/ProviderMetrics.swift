@@ -15,7 +15,7 @@ public final class ProviderMetrics: Sendable {
 
     public init() {
         latency = registry.makeDurationHistogram(
-            descriptor: Self.name("request_duration", unit: "seconds", "Time from a request's last frame to its answer being queued (scenario delays included)."),
+            descriptor: Self.name("request_duration", unit: "seconds", "Time from the read that brought a request's last frame to the end of the batch that queued its answer (scenario delays included)."),
             buckets: [
                 .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
                 .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(500), .seconds(1), .seconds(5),

@@ -34,20 +34,9 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
     /// Our SETTINGS go out at once, except to a client that negotiated `http/1.1`: it gets a readable 505
     /// instead of binary frames. A client without ALPN (aioapns) is taken to speak HTTP/2, as APNs does.
     private var peerSpeaksHTTP2 = false
-    private let metrics: ProviderMetrics
-    /// Counter handles by answer and by push type: looked up in the registry once per connection, not per request.
-    private var requestCounters: [ResponseKey: Counter] = [:]
-    private var pushTypeCounters: [String: Counter] = [:]
-    /// The last answer's and push type's counters: a connection mostly repeats them, so most requests skip hashing.
-    private var lastRequestCounter: (key: ResponseKey, counter: Counter)?
-    private var lastPushTypeCounter: (type: String, counter: Counter)?
+    private var metrics: ConnectionMetrics
     /// Read once: the logger's level cannot change during a connection, and asking it per request showed in profiles.
     private let logsRequests: Bool
-
-    private struct ResponseKey: Hashable {
-        var status: Int
-        var reason: Reason?
-    }
 
     /// Upper bound on bytes taken from libnghttp2 per write; the loop goes on while the channel is writable.
     private static let drainChunk = 256 * 1024
@@ -64,7 +53,7 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         self.processor = processor
         self.identify = identify
         self.tracker = tracker
-        self.metrics = metrics
+        self.metrics = ConnectionMetrics(metrics)
         self.session = HTTP2ServerSession(settings: settings, limits: limits, tracker: tracker)
         self.connection = ConnectionInfo(id: tracker.nextConnectionID())
         self.logger = logger
@@ -181,6 +170,7 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         // it, which is their `receivedAt`; a request's latency counts the requests answered before it too.
         let started = ContinuousClock.now
         let receivedAt = processor.currentMilliseconds()
+        var carriedOut = 0
         for event in events {
             switch event {
             case .request(let streamID, let request):
@@ -210,29 +200,34 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
                             self.processor.commit(recording, sent: false, because: "stream reset during the scenario's delay")
                             return
                         }
-                        self.carryOut(decision, streamID: streamID, pushType: pushType, started: started, context: context)
+                        self.carryOut(decision, streamID: streamID, pushType: pushType, context: context)
+                        self.metrics.recordLatency(ContinuousClock.now - started, requests: 1)
+                        self.metrics.flush()
                         self.processor.commit(recording, sent: true)
                         self.flushOutput(context: context)
                     }
                 } else {
-                    carryOut(decision, streamID: streamID, pushType: pushType, started: started, context: context)
+                    carryOut(decision, streamID: streamID, pushType: pushType, context: context)
+                    carriedOut += 1
                 }
             case .abandoned(let streamID, let request, let because):
                 processor.recordAbandoned(request, streamID: streamID, connection: connection, because: because)
             }
         }
+        // The batch's answers leave together, in the write after it: one clock reading stands for all of them.
+        if carriedOut > 0 { metrics.recordLatency(ContinuousClock.now - started, requests: carriedOut) }
+        metrics.flush()
     }
 
     private func carryOut(
         _ decision: ProviderDecision,
         streamID: Int32,
         pushType: String?,
-        started: ContinuousClock.Instant,
         context: ChannelHandlerContext
     ) {
         if let response = decision.response {
             session.respond(streamID: streamID, with: response)
-            count(response, pushType: pushType)
+            metrics.count(response, pushType: pushType)
         }
         switch decision.streamFault {
         case .reset(let errorCode)?:
@@ -243,7 +238,6 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
             break
         }
         perform(decision.actions, context: context)
-        metrics.latency.record(ContinuousClock.now - started)
     }
 
     static func timeAmount(_ duration: Duration) -> TimeAmount {
@@ -263,33 +257,6 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         // Every stream received so far will still be answered, so the GOAWAY names the last one received.
         session.goAway(errorCode: 0, lastStreamID: session.lastReceivedStreamID, debugData: Reason.shutdown.body())
         flushOutput(context: context)
-    }
-
-    private func count(_ response: APNsResponse, pushType: String?) {
-        let key = ResponseKey(status: response.status, reason: response.reason)
-        if let last = lastRequestCounter, last.key == key {
-            last.counter.increment()
-        } else if let counter = requestCounters[key] {
-            lastRequestCounter = (key, counter)
-            counter.increment()
-        } else {
-            let counter = metrics.requests(status: response.status, reason: response.reason)
-            requestCounters[key] = counter
-            lastRequestCounter = (key, counter)
-            counter.increment()
-        }
-        let type = pushType ?? "none"
-        if let last = lastPushTypeCounter, last.type == type {
-            last.counter.increment()
-        } else if let counter = pushTypeCounters[type] {
-            lastPushTypeCounter = (type, counter)
-            counter.increment()
-        } else if pushTypeCounters.count < 32 {
-            // Bounded: a client inventing push types must not grow the registry without end.
-            let counter = metrics.requests(pushType: PushType(rawValue: type) != nil || type == "none" ? type : "invalid")
-            pushTypeCounters[type] = counter
-            counter.increment()
-        }
     }
 
     private func perform(_ actions: [ConnectionAction], context: ChannelHandlerContext) {
