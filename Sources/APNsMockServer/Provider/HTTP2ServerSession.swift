@@ -90,7 +90,7 @@ final class HTTP2ServerSession {
     }
 
     private var session: OpaquePointer?
-    private var streams: [Int32: StreamState] = [:]
+    private var streams = StreamTable<StreamState>()
     /// Closed streams' state, reused by the next ones: allocating it and its buffers for every stream, and
     /// freeing them in bursts, was several percent of a request in profiles (glibc's bins churned). At most
     /// `maxSpareStreams`, and only as many as were open at once.
@@ -219,7 +219,7 @@ final class HTTP2ServerSession {
 
     /// Ends the session: every stream whose request never ended is reported as abandoned.
     func close(because reason: String) -> [HTTP2SessionEvent] {
-        for stream in streams.values.sorted(by: { $0.id < $1.id }) where !stream.answered && !stream.awaitingAnswer {
+        for stream in streams.allValues.sorted(by: { $0.id < $1.id }) where !stream.answered && !stream.awaitingAnswer {
             events.append(.abandoned(streamID: stream.id, request(from: stream), because: reason))
         }
         tracker?.streamsClosed(streams.count)
@@ -372,7 +372,7 @@ final class HTTP2ServerSession {
         } else {
             stream = StreamState(id: streamID)
         }
-        streams[streamID] = stream
+        streams.insert(stream, for: streamID)
         tracker?.streamsOpened()
         cachedStream = .passUnretained(stream)
     }
@@ -438,7 +438,7 @@ final class HTTP2ServerSession {
     }
 
     fileprivate func streamClosed(streamID: Int32, errorCode: UInt32) {
-        guard let stream = streams.removeValue(forKey: streamID) else { return }
+        guard let stream = streams.remove(streamID) else { return }
         tracker?.streamsClosed()
         if stream.resetAfterAnswer { streamsToResetAfterAnswer -= 1 }
         if cachedStream?.toOpaque() == Unmanaged.passUnretained(stream).toOpaque() { cachedStream = nil }
