@@ -187,7 +187,9 @@ public final class NotificationProcessor: Sendable {
                     answer.status = 431
                 }
             }
-            actions += state.scenario.record(status: answer.status, reason: answer.reason)
+            // Appending even nothing to an empty array allocates its buffer: most answers bring no action.
+            let recorded = state.scenario.record(status: answer.status, reason: answer.reason)
+            if !recorded.isEmpty { actions += recorded }
             response = answer
         }
 

@@ -73,8 +73,8 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
     static let absent: UInt16 = .max
 
     static func make(
-        request: APNsRequest,
-        response: APNsResponse?,
+        request: borrowing APNsRequest,
+        response: borrowing APNsResponse?,
         extras: RecordExtras?
     ) -> RecordStorage {
         // The request's bytes are copied as they are: its header block is already in the stored form.
