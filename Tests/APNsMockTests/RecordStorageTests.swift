@@ -59,4 +59,57 @@ struct RecordStorageTests {
             #expect(recorded.reason == response.reason)
         }
     }
+
+    /// Recordings made one after another on one connection, sharing request bytes where the shape repeats.
+    static func recordInSequence(_ requests: [APNsRequest]) -> [RecordedNotification] {
+        var shapes = RecordShapeCache()
+        return requests.enumerated().map { index, request in
+            let response = APNsResponse(status: 200, apnsID: APNsIDGenerator.format(high: UInt64(index), low: 7, uppercase: true))
+            return RecordedNotification(
+                sequence: UInt64(index + 1), receivedAt: 2, connectionID: 3, streamID: Int32(2 * index + 1),
+                request: request, response: response, extras: nil, shapes: &shapes
+            )
+        }
+    }
+
+    @Test func aRepeatedShapeIsSharedAndEveryRecordingReadsBackItsOwnRequest() {
+        let alert = Array(#"{"aps":{"alert":"hi"}}"#.utf8)
+        let headers = [HeaderField(name: "apns-topic", value: "com.example.app"), HeaderField(name: "user-agent", value: "h2load")]
+        func push(_ token: String, payload: [UInt8] = alert, headers: [HeaderField] = headers, authority: String? = "localhost:2197") -> APNsRequest {
+            APNsRequest(method: "POST", path: "/3/device/" + token, authority: authority, headers: headers, payload: payload)
+        }
+        let requests = [
+            push(Self.lower),
+            push(Self.lower.uppercased()),  // same shape, other token and case: shared
+            push("not-hex"),  // a path kept as text: shared all the same
+            push(Self.lower, payload: Array(#"{"aps":{"alert":"ho"}}"#.utf8)),  // one byte differs: its own
+            push(Self.lower, payload: Array(#"{"aps":{"alert":"ho"}}"#.utf8)),  // shares with the previous one
+            push(Self.lower, headers: headers + [HeaderField(name: "apns-id", value: "x")]),  // one more header
+            push(Self.lower, headers: [headers[1], headers[0]]),  // same fields, other order
+            push(Self.lower, headers: [headers[1], headers[0]], authority: nil),  // no authority
+            push(Self.lower, headers: [headers[1], headers[0]], authority: nil),
+            APNsRequest(method: "GET", path: "/3/device/" + Self.lower, authority: nil, headers: [headers[1], headers[0]], payload: alert),
+            push(Self.lower, payload: []),
+            push(Self.lower, payload: []),
+        ]
+        let recorded = Self.recordInSequence(requests)
+        #expect(recorded.map(\.sharesRequestBytes) == [false, true, true, false, true, false, false, false, true, false, false, true])
+        for (request, recording) in zip(requests, recorded) {
+            #expect(recording.request == request)
+        }
+        #expect(recorded[1].deviceToken == Self.lower.uppercased())
+        #expect(recorded[1].topic == "com.example.app")
+        #expect(recorded[2].deviceToken == "not-hex")
+    }
+
+    @Test func aSharedShapeOutlivesTheRecordingThatHeldIt() {
+        var recorded = Self.recordInSequence([
+            APNsRequest(method: "POST", path: "/3/device/" + Self.lower, headers: [HeaderField(name: "apns-topic", value: "t")], payload: [1, 2, 3]),
+            APNsRequest(method: "POST", path: "/3/device/" + Self.lower.uppercased(), headers: [HeaderField(name: "apns-topic", value: "t")], payload: [1, 2, 3]),
+        ])
+        recorded.removeFirst()  // as an evicted or cleared recording
+        #expect(recorded[0].sharesRequestBytes)
+        #expect(recorded[0].request.payload == [1, 2, 3])
+        #expect(recorded[0].topic == "t")
+    }
 }

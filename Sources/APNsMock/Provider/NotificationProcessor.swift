@@ -235,7 +235,8 @@ public final class NotificationProcessor: Sendable {
             streamID: streamID,
             request: request,
             response: response,
-            extras: extras
+            extras: extras,
+            shapes: &state.recordShapes
         )
         var decision = ProviderDecision(response: response, streamFault: streamFault, actions: actions, delay: scripted?.delay)
         decision.pushType = headers.pushType

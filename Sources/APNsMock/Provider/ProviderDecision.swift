@@ -25,6 +25,8 @@ public struct ProviderConnectionState: Sendable {
     /// The last recording's authentication-only extras: every request of a token-authenticated connection
     /// shares one object instead of allocating its own.
     var recordExtras: RecordExtras?
+    /// The recording whose request bytes (all but the path) the next recording shares when they are the same.
+    var recordShapes = RecordShapeCache()
 
     public init(auth: ConnectionAuthState, scenario: ScenarioConnectionState) {
         self.auth = auth

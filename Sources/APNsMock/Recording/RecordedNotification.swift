@@ -25,6 +25,7 @@ public struct RecordedNotification: Sendable, Equatable {
         scenarioRule: String? = nil,
         faults: [String] = []
     ) {
+        var unshared = RecordShapeCache()
         self.init(
             sequence: sequence,
             receivedAt: receivedAt,
@@ -32,11 +33,13 @@ public struct RecordedNotification: Sendable, Equatable {
             streamID: streamID,
             request: request,
             response: response,
-            extras: RecordExtras.make(abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults)
+            extras: RecordExtras.make(abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults),
+            shapes: &unshared
         )
     }
 
-    /// As above, with the extras already made (possibly shared with earlier recordings).
+    /// As above, with the extras already made (possibly shared with earlier recordings), sharing the request's
+    /// bytes but the path with the recording in `shapes` when they are the same (see `RecordStorage`).
     init(
         sequence: UInt64,
         receivedAt: Int64,
@@ -46,13 +49,14 @@ public struct RecordedNotification: Sendable, Equatable {
         // of each of its buffers, then a release) showed in profiles. Only its bytes are copied.
         request: borrowing APNsRequest,
         response: borrowing APNsResponse?,
-        extras: RecordExtras?
+        extras: RecordExtras?,
+        shapes: inout RecordShapeCache
     ) {
         self.sequence = sequence
         self.receivedAt = receivedAt
         self.connectionID = connectionID
         self.streamID = streamID
-        self.storage = RecordStorage.make(request: request, response: response, extras: extras)
+        self.storage = RecordStorage.make(request: request, response: response, extras: extras, shapes: &shapes)
     }
 
     /// The request as it arrived.
@@ -68,6 +72,9 @@ public struct RecordedNotification: Sendable, Equatable {
     public var scenarioRule: String? { storage.header.extras?.scenarioRule }
     /// Faults a scenario injected with or instead of the answer (`RST_STREAM CANCEL`, `GOAWAY …`, `drop`).
     public var faults: [String] { storage.header.extras?.faults ?? [] }
+
+    /// Keeps only its path, and shares the rest of its request's bytes with an earlier recording.
+    var sharesRequestBytes: Bool { storage.header.shapeSource != nil }
 
     public var deviceToken: String? { storage.deviceToken }
     public var topic: String? { storage.header(named: "apns-topic") }
