@@ -102,6 +102,31 @@ struct RecordStorageTests {
         #expect(recorded[2].deviceToken == "not-hex")
     }
 
+    @Test func aRecordingHeaderStaysSmall() {
+        // With the object's 16 bytes and a 32-byte token, 136 bytes: a 144-byte block from glibc's malloc. A
+        // bigger header moves every recording to the next size class.
+        #expect(MemoryLayout<RecordStorage.Header>.size == 88)
+    }
+
+    @Test func textIDsLiveBesideASharedShape() {
+        let request = APNsRequest(method: "POST", path: "/3/device/" + Self.lower, headers: [HeaderField(name: "apns-topic", value: "t")], payload: [1])
+        var shapes = RecordShapeCache()
+        let responses = [
+            APNsResponse(status: 200, apnsID: "not-a-uuid", uniqueID: "Mixed-Case"),
+            APNsResponse(status: 410, reason: .unregistered, apnsID: "x", uniqueID: "4084a6e4-9ea8-6d2a-ca49-9a344a152da7", timestamp: 0),
+            APNsResponse(status: 400, reason: .badDeviceToken, apnsID: "ACDFB3EB-0000-4000-8000-00000000ABCD", uniqueID: "ü"),
+        ]
+        for response in responses {
+            let recorded = RecordedNotification(
+                sequence: 1, receivedAt: 2, connectionID: 3, streamID: 5, request: request, response: response, extras: nil, shapes: &shapes
+            )
+            #expect(recorded.response == response)
+            #expect(recorded.request == request)
+            #expect(recorded.status == response.status)
+            #expect(recorded.reason == response.reason)
+        }
+    }
+
     @Test func aSharedShapeOutlivesTheRecordingThatHeldIt() {
         var recorded = Self.recordInSequence([
             APNsRequest(method: "POST", path: "/3/device/" + Self.lower, headers: [HeaderField(name: "apns-topic", value: "t")], payload: [1, 2, 3]),

@@ -21,6 +21,8 @@ import Darwin
 /// in `make`, before the object is shared, and never again; every later access only reads
 /// (see `RecordedNotification.storage`).
 final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
+    /// 88 bytes, so that with the object's own 16 and a 32-byte token a shared recording is a 144-byte block from
+    /// malloc: no `Optional` of a scalar (each costs a byte and its alignment), IDs as bits plus a kind.
     struct Header {
         var methodLength: UInt16 = 0
         var schemeLength: UInt16 = RecordStorage.absent
@@ -28,20 +30,37 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
         var headerCount: UInt16 = 0
         /// Bytes of the path as stored: the text, or the device token's bytes (see `pathEncoding`).
         var pathLength: UInt32 = 0
-        var pathEncoding: PathEncoding = .text
         var headerBlockLength: UInt32 = 0
         var payloadLength: UInt32 = 0
-        var payloadSize: Int = 0
-        var headerListTooLarge = false
-        var hasResponse = false
+        /// Body bytes the client sent, kept or not (a body goes nowhere near 4 GiB: it is reset past its bound).
+        var payloadSize: UInt32 = 0
         var status: UInt16 = 0
+        var pathEncoding: PathEncoding = .text
+        var hasResponse = false
+        var headerListTooLarge = false
         var reason: Reason?
-        var timestamp: Int64?
-        var apnsID: CompactID = .none
-        var uniqueID: CompactID = .none
+        var apnsIDKind: IDKind = .none
+        var uniqueIDKind: IDKind = .none
+        /// `RecordStorage.noTimestamp` when the answer has none.
+        var timestamp: Int64 = RecordStorage.noTimestamp
+        /// An ID's bits (`.uppercase`, `.lowercase`), or for `.text` its length in `.0` (the text is in the tail).
+        var apnsID: (UInt64, UInt64) = (0, 0)
+        var uniqueID: (UInt64, UInt64) = (0, 0)
         var extras: RecordExtras?
         /// Where the shape's bytes are when they are not in this tail: a recording that holds them itself.
         var shapeSource: RecordStorage?
+
+        /// Tail bytes taken by text IDs, between the path and the shape.
+        var idTextLength: Int {
+            (apnsIDKind == .text ? Int(apnsID.0) : 0) + (uniqueIDKind == .text ? Int(uniqueID.0) : 0)
+        }
+    }
+
+    static let noTimestamp = Int64.min
+
+    /// How an ID is kept in the header (see `CompactID`).
+    enum IDKind: UInt8 {
+        case none, echoed, uppercase, lowercase, text
     }
 
     /// `/3/device/<hex>` is kept as the token's bytes (half the size); anything else as text.
@@ -143,17 +162,20 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
         header.headerCount = UInt16(headerCount)
         header.headerBlockLength = UInt32(headerBlock.count)
         header.payloadLength = UInt32(request.payload.count)
-        header.payloadSize = request.payloadSize
+        header.payloadSize = UInt32(clamping: request.payloadSize)
         header.headerListTooLarge = request.headerListTooLarge
         header.extras = extras
+        var apnsIDText: String?
+        var uniqueIDText: String?
         if let response {
             header.hasResponse = true
             header.status = UInt16(clamping: response.status)
             header.reason = response.reason
-            header.timestamp = response.timestamp
-            header.apnsID = compact(response.apnsIDValue, echoing: request.header("apns-id"))
-            header.uniqueID = response.uniqueIDValue.map { compact($0, echoing: nil) } ?? .none
+            header.timestamp = response.timestamp ?? noTimestamp
+            (header.apnsIDKind, header.apnsID, apnsIDText) = store(compact(response.apnsIDValue, echoing: request.header("apns-id")))
+            (header.uniqueIDKind, header.uniqueID, uniqueIDText) = store(response.uniqueIDValue.map { compact($0, echoing: nil) } ?? .none)
         }
+        let idTextLength = header.idTextLength
 
         return request.payload.withUnsafeBufferPointer { payload in
             let parts = ShapeParts(
@@ -166,7 +188,7 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
             let shared = shapes.source.flatMap { $0.holdsShape(header, parts) ? $0 : nil }
             header.shapeSource = shared
             let shapeLength = shared == nil ? parts.count : 0
-            let storage = RecordStorage.create(minimumCapacity: pathLength + shapeLength) { _ in header } as! RecordStorage
+            let storage = RecordStorage.create(minimumCapacity: pathLength + idTextLength + shapeLength) { _ in header } as! RecordStorage
             storage.withUnsafeMutablePointerToElements { base in
                 var cursor = base
                 if encoding == .text {
@@ -175,6 +197,13 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
                 } else {
                     cursor += writeDeviceToken(of: path, to: cursor)
                 }
+                func put(_ text: String?) {
+                    guard var text else { return }
+                    text.withUTF8 { cursor.update(from: $0.baseAddress!, count: $0.count) }
+                    cursor += text.utf8.count
+                }
+                put(apnsIDText)
+                put(uniqueIDText)
                 guard shared == nil else { return }
                 _ = parts.forEach { part in
                     cursor.update(from: part.baseAddress!, count: part.count)
@@ -190,18 +219,18 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
     /// Whether this recording's own tail holds a shape of the lengths in `header` with the bytes of `parts`.
     private func holdsShape(_ other: Header, _ parts: ShapeParts) -> Bool {
         // Field by field through the pointer: a copy of the whole header (a retain of each reference) showed.
-        let pathLength = withUnsafeMutablePointerToHeader { header -> Int? in
+        let shapeStart = withUnsafeMutablePointerToHeader { header -> Int? in
             let mine = UnsafePointer(header)
             guard mine.pointee.shapeSource == nil, mine.pointee.methodLength == other.methodLength,
                   mine.pointee.schemeLength == other.schemeLength, mine.pointee.authorityLength == other.authorityLength,
                   mine.pointee.headerCount == other.headerCount, mine.pointee.headerBlockLength == other.headerBlockLength,
                   mine.pointee.payloadLength == other.payloadLength
             else { return nil }
-            return Int(mine.pointee.pathLength)
+            return Int(mine.pointee.pathLength) + mine.pointee.idTextLength
         }
-        guard let pathLength else { return false }
+        guard let shapeStart else { return false }
         return withUnsafeMutablePointerToElements { base in
-            var cursor = UnsafePointer(base + pathLength)
+            var cursor = UnsafePointer(base + shapeStart)
             return parts.forEach { part in
                 defer { cursor += part.count }
                 return memcmp(cursor, part.baseAddress!, part.count) == 0
@@ -249,9 +278,9 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
 
     /// Calls `body` with the shape's first byte, in this tail or in the recording that holds it.
     private func withShape<Result>(_ body: (UnsafePointer<UInt8>) -> Result) -> Result {
-        if let source = header.shapeSource { return source.withShape(body) }
-        let pathLength = Int(header.pathLength)
-        return withUnsafeMutablePointerToElements { body(UnsafePointer($0 + pathLength)) }
+        let (source, start) = withUnsafeMutablePointerToHeader { ($0.pointee.shapeSource, Int($0.pointee.pathLength) + $0.pointee.idTextLength) }
+        if let source { return source.withShape(body) }
+        return withUnsafeMutablePointerToElements { body(UnsafePointer($0 + start)) }
     }
 
     private func shapeText(at offset: Int, length: Int) -> String {
@@ -341,7 +370,7 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
             authority: header.authorityLength == Self.absent ? nil : shapeText(at: offsets.authority, length: Int(header.authorityLength)),
             headers: fields,
             payload: payload,
-            payloadSize: header.payloadSize,
+            payloadSize: Int(header.payloadSize),
             headerListTooLarge: header.headerListTooLarge
         )
     }
@@ -352,20 +381,47 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
         return APNsResponse(
             status: Int(header.status),
             reason: header.reason,
-            apnsID: expand(header.apnsID) ?? "",
-            uniqueID: expand(header.uniqueID),
-            timestamp: header.timestamp
+            apnsID: expand(header.apnsIDKind, header.apnsID, textAt: Int(header.pathLength)) ?? "",
+            uniqueID: expand(
+                header.uniqueIDKind, header.uniqueID,
+                textAt: Int(header.pathLength) + (header.apnsIDKind == .text ? Int(header.apnsID.0) : 0)
+            ),
+            timestamp: header.timestamp == Self.noTimestamp ? nil : header.timestamp
         )
     }
 
-    private func expand(_ id: CompactID) -> String? {
-        switch id {
+    private func expand(_ kind: IDKind, _ bits: (UInt64, UInt64), textAt offset: Int) -> String? {
+        switch kind {
         case .none: return nil
         case .echoed: return header(named: "apns-id")
-        case .uppercase(let high, let low): return APNsIDGenerator.format(high: high, low: low, uppercase: true)
-        case .lowercase(let high, let low): return APNsIDGenerator.format(high: high, low: low, uppercase: false)
-        case .text(let text): return text
+        case .uppercase: return APNsIDGenerator.format(high: bits.0, low: bits.1, uppercase: true)
+        case .lowercase: return APNsIDGenerator.format(high: bits.0, low: bits.1, uppercase: false)
+        case .text:
+            return withUnsafeMutablePointerToElements { base in
+                String(decoding: UnsafeBufferPointer(start: base + offset, count: Int(bits.0)), as: UTF8.self)
+            }
         }
+    }
+
+    /// How `id` goes into the header, and the text that goes into the tail when it is kept as text.
+    private static func store(_ id: CompactID) -> (IDKind, (UInt64, UInt64), String?) {
+        switch id {
+        case .none: return (.none, (0, 0), nil)
+        case .echoed: return (.echoed, (0, 0), nil)
+        case .uppercase(let high, let low): return (.uppercase, (high, low), nil)
+        case .lowercase(let high, let low): return (.lowercase, (high, low), nil)
+        case .text(let text): return (.text, (UInt64(text.utf8.count), 0), text)
+        }
+    }
+
+    /// The answer's status, read without copying the header (`nil`: no answer).
+    var status: Int? {
+        withUnsafeMutablePointerToHeader { $0.pointee.hasResponse ? Int($0.pointee.status) : nil }
+    }
+
+    /// The answer's reason, read without copying the header.
+    var reason: Reason? {
+        withUnsafeMutablePointerToHeader { $0.pointee.hasResponse ? $0.pointee.reason : nil }
     }
 
     /// A response's ID as kept: a generated one by its bits, one equal to what the request sent as `.echoed`

@@ -81,9 +81,9 @@ public struct RecordedNotification: Sendable, Equatable {
     public var pushType: String? { storage.header(named: "apns-push-type") }
     public var apnsID: String? { storage.response?.apnsID ?? storage.header(named: "apns-id") }
     /// The answer's status, read without rebuilding the answer.
-    public var status: Int? { storage.header.hasResponse ? Int(storage.header.status) : nil }
+    public var status: Int? { storage.status }
     /// The answer's reason, read without rebuilding the answer.
-    public var reason: Reason? { storage.header.hasResponse ? storage.header.reason : nil }
+    public var reason: Reason? { storage.reason }
 
     public static func == (lhs: RecordedNotification, rhs: RecordedNotification) -> Bool {
         lhs.sequence == rhs.sequence && lhs.receivedAt == rhs.receivedAt && lhs.connectionID == rhs.connectionID
