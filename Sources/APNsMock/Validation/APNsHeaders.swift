@@ -15,8 +15,9 @@ public struct APNsHeaders: Sendable, Equatable {
         self.init(APNsRequest(method: "", path: "", headers: headers))
     }
 
-    /// Read from the request's header block, where names are one-byte codes (`HeaderBlock`).
-    public init(_ request: APNsRequest) {
+    /// Read from the request's header block, where names are one-byte codes (`HeaderBlock`). Borrowed: an
+    /// initializer otherwise takes its argument owned, a copy of the request per call.
+    public init(_ request: borrowing APNsRequest) {
         authorization = nil
         apnsID = nil
         pushType = nil

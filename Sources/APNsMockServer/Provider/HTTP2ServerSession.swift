@@ -207,8 +207,11 @@ final class HTTP2ServerSession {
     /// Events produced while draining output (streams closing once their answer is out).
     func takeEvents() -> [HTTP2SessionEvent] {
         if events.isEmpty { return [] }
-        defer { events.removeAll(keepingCapacity: true) }
-        return events
+        var taken: [HTTP2SessionEvent] = []
+        swap(&taken, &events)
+        // Room for a batch like this one, so the next batch does not grow its array step by step.
+        events.reserveCapacity(taken.count)
+        return taken
     }
 
     /// Whether libnghttp2 has finished with the connection (GOAWAY exchanged, or a fatal error).

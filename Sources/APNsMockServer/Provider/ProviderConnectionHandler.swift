@@ -124,7 +124,8 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         let result = buffer.withUnsafeReadableBytes { bytes in
             Result { () throws(HTTP2SessionError) in try session.receive(bytes) }
         }
-        switch result {
+        // Consumed, so that `handle` gets the only reference to the events and takes them out without copies.
+        switch consume result {
         case .success(let events):
             peerSpeaksHTTP2 = true
             handle(events, context: context)
@@ -164,15 +165,18 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
 
     // MARK: Private
 
-    private func handle(_ events: [HTTP2SessionEvent], context: ChannelHandlerContext) {
+    private func handle(_ events: consuming [HTTP2SessionEvent], context: ChannelHandlerContext) {
         guard !events.isEmpty else { return }
+        // Taken out one by one, not iterated: iterating copies each request out of the array (a retain of each
+        // of its buffers) and destroying the array releases them again.
+        events.reverse()
         // One reading of each clock for the batch: its requests' last frames all arrived in the read that produced
         // it, which is their `receivedAt`; a request's latency counts the requests answered before it too.
         let started = ContinuousClock.now
         let receivedAt = processor.currentMilliseconds()
         var carriedOut = 0
-        for event in events {
-            switch event {
+        while let event = events.popLast() {
+            switch consume event {
             case .request(let streamID, let request):
                 if state == nil { state = processor.makeConnectionState(certificate: nil) }
                 // In place (`state!`): a copy out and back showed in profiles (retains of every field).
