@@ -53,4 +53,20 @@ struct ASCIITests {
         #expect(!ASCII.hasSuffix("", ".voip"))
         #expect(!ASCII.hasSuffix("com.example.app.VOIP", ".voip"))
     }
+
+    @Test func byteEquality() {
+        func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+            a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in ASCII.equal(a, b) } }
+        }
+        let token = Array(String(repeating: "eyJhbGciOiJFUzI1NiJ9", count: 10).utf8)
+        #expect(equal(token, token))
+        #expect(equal([], []))
+        #expect(!equal(token, Array(token.dropLast())))
+        #expect(!equal([], [0]))
+        for index in token.indices {
+            var changed = token
+            changed[index] ^= 1
+            #expect(!equal(token, changed), "byte \(index)")
+        }
+    }
 }

@@ -206,7 +206,7 @@ public struct ConnectionAuthState: Sendable {
             while tokenStart < bytes.count, bytes[tokenStart] == UInt8(ascii: " ") { tokenStart += 1 }
             guard tokenStart < bytes.count else { return nil }
             let token = UnsafeBufferPointer(rebasing: bytes[tokenStart...])
-            if var known, known.utf8.count == token.count, known.withUTF8({ $0.elementsEqual(token) }) { return known }
+            if var known, known.utf8.count == token.count, known.withUTF8({ ASCII.equal($0, token) }) { return known }
             return String(decoding: token, as: UTF8.self)
         }
     }

@@ -73,6 +73,14 @@ enum ASCII {
         return text.withUTF8 { hasSuffix($0, suffix) }
     }
 
+    /// The same bytes, compared with `memcmp`: `elementsEqual` goes a byte at a time through iterators, which
+    /// for a 184-byte provider token compared on every request was 4% of a token-authenticated request.
+    static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        guard let left = a.baseAddress, let right = b.baseAddress else { return true }
+        return memcmp(left, right, a.count) == 0
+    }
+
     static func hasSuffix(_ bytes: UnsafeBufferPointer<UInt8>, _ suffix: StaticString) -> Bool {
         let count = suffix.utf8CodeUnitCount
         guard bytes.count >= count, let base = bytes.baseAddress else { return count == 0 }
