@@ -79,17 +79,20 @@ public final class NotificationStore: Sendable {
 
     /// Records a notification, assigning its sequence number, which it returns.
     @discardableResult
-    public func append(_ notification: RecordedNotification) -> UInt64 {
-        var notification = notification
+    public func append(_ notification: consuming RecordedNotification) -> UInt64 {
         var ready: [CheckedContinuation<Bool, Never>] = []
-        state.withLock { state in
-            notification.sequence = state.nextSequence
+        // Moved into the index at the end, not copied: a copy and the original's release showed in profiles. An
+        // Optional, because a value captured by the lock's closure can only be moved out of one.
+        var pending: RecordedNotification? = consume notification
+        let sequence = state.withLock { state in
+            let sequence = state.nextSequence
+            pending!.sequence = sequence
             state.nextSequence += 1
             state.statistics.received += 1
             // `status` and `reason`, not `response`: rebuilding the answer formats its IDs, inside the lock.
-            if let status = notification.status {
+            if let status = pending!.status {
                 if status == 200 { state.answered200 += 1 } else { state.statistics.byStatus[status, default: 0] += 1 }
-                if let reason = notification.reason { state.statistics.byReason[reason.rawValue, default: 0] += 1 }
+                if let reason = pending!.reason { state.statistics.byReason[reason.rawValue, default: 0] += 1 }
             } else {
                 state.statistics.abandoned += 1
             }
@@ -101,21 +104,22 @@ public final class NotificationStore: Sendable {
                     }
                 }
             }
-            state.records.append(notification)
-            state.statistics.stored = state.records.count
             // Inside the lock, so a record file sees recordings in sequence order.
-            onAppend?(notification)
+            onAppend?(pending!)
             if !state.waiters.isEmpty {
-                for id in Array(state.waiters.keys) where state.waiters[id]!.query.matches(notification) {
+                for id in Array(state.waiters.keys) where state.waiters[id]!.query.matches(pending!) {
                     state.waiters[id]!.matched += 1
                     if state.waiters[id]!.matched >= state.waiters[id]!.wanted {
                         ready.append(state.waiters.removeValue(forKey: id)!.continuation)
                     }
                 }
             }
+            state.records.append(pending.take()!)
+            state.statistics.stored = state.records.count
+            return sequence
         }
         for continuation in ready { continuation.resume(returning: true) }
-        return notification.sequence
+        return sequence
     }
 
     /// Matching notifications in arrival order (at most `query.limit`), and how many match in all.

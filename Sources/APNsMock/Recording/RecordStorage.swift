@@ -4,63 +4,80 @@ import Glibc
 import Darwin
 #endif
 
-/// A recording in one allocation: the answer's scalars in the header, the request's bytes in the tail: the path,
-/// then its *shape*: method, scheme, authority, the request's header block as it arrived (in `HeaderBlock` form)
-/// and the payload.
+/// What a recording keeps of its own, inside the recording (the recorder's index element): the answer's scalars,
+/// the device token as bytes, the request's flags and the extras. Everything else, the request's bytes, is in a
+/// `RecordStorage` that recordings with the same bytes share.
+///
+/// Kept out of line, these made every recording an allocation of its own; inline, a recording whose bytes are
+/// shared allocates nothing, and the fresh memory a growing recorder touches per request (a page fault per
+/// 4 KiB, the largest and least steady cost in profiles) is little more than this.
+struct RecordFields {
+    /// The device token's bytes when `pathEncoding` is not `.text` (then the path is in the storage).
+    var token: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    /// An ID's bits (`.uppercase`, `.lowercase`); for `.text` its length in `.0` (the text is in the storage).
+    var apnsID: (UInt64, UInt64) = (0, 0)
+    var uniqueID: (UInt64, UInt64) = (0, 0)
+    /// `RecordFields.noTimestamp` when the answer has none.
+    var timestamp: Int64 = RecordFields.noTimestamp
+    var extras: RecordExtras?
+    /// Body bytes the client sent, kept or not (a body goes nowhere near 4 GiB: it is reset past its bound).
+    var payloadSize: UInt32 = 0
+    var status: UInt16 = 0
+    var pathEncoding: RecordStorage.PathEncoding = .text
+    /// Bytes of `token` in use.
+    var tokenLength: UInt8 = 0
+    var hasResponse = false
+    var headerListTooLarge = false
+    var reason: Reason?
+    var apnsIDKind: IDKind = .none
+    var uniqueIDKind: IDKind = .none
+    /// The storage was another recording's (its request had the same bytes), not made for this one.
+    var sharesStorage = false
+
+    static let noTimestamp = Int64.min
+    /// The longest device token kept here: 64 hex digits, as APNs issues them. Longer ones stay text.
+    static let maxTokenBytes = 32
+
+    /// How an ID is kept (see `RecordStorage.CompactID`).
+    enum IDKind: UInt8 {
+        case none, echoed, uppercase, lowercase, text
+    }
+
+    /// Text bytes the IDs take in the storage, after the text path.
+    var idTextLength: Int {
+        (apnsIDKind == .text ? Int(apnsID.0) : 0) + (uniqueIDKind == .text ? Int(uniqueID.0) : 0)
+    }
+}
+
+/// A recorded request's bytes in one allocation: its *shape* (method, scheme, authority, the header block as it
+/// arrived, in `HeaderBlock` form, and the payload), preceded by what only one recording can use: a path that is
+/// not a device token, and IDs that are not UUIDs (see `RecordFields`).
 ///
 /// Measured before this layout: about 1,400 bytes per recording of a 200-byte push (a dozen separate allocations
-/// for strings and arrays); with it, one allocation of roughly the request's own size plus 100 bytes.
+/// for strings and arrays).
 ///
-/// A shape equal to the one of the connection's previous recording is not stored again: the recording keeps a
-/// reference to the recording that holds it (`Header.shapeSource`) and only its path. Load tests send one payload
-/// and the same headers over and over, to one token after another; sharing makes such a recording about 210
-/// bytes instead of 490 for a 200-byte push, and the fresh memory a recorder touches per request (a page fault
-/// per 4 KiB, the largest and least steady cost in profiles) shrinks with it.
+/// A recording whose shape equals the one of its connection's previous recording, and which has nothing of its
+/// own to keep here, takes that recording's storage instead of making one. Load tests send one payload and the
+/// same headers over and over, to one token after another: such a recording is then about 150 bytes instead of
+/// 490 for a 200-byte push, and allocates nothing.
 ///
 /// Shared across threads although `ManagedBuffer` is not `Sendable`: the header and the bytes are written once,
 /// in `make`, before the object is shared, and never again; every later access only reads
 /// (see `RecordedNotification.storage`).
 final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
-    /// 88 bytes, so that with the object's own 16 and a 32-byte token a shared recording is a 144-byte block from
-    /// malloc: no `Optional` of a scalar (each costs a byte and its alignment), IDs as bits plus a kind.
     struct Header {
         var methodLength: UInt16 = 0
         var schemeLength: UInt16 = RecordStorage.absent
         var authorityLength: UInt16 = RecordStorage.absent
         var headerCount: UInt16 = 0
-        /// Bytes of the path as stored: the text, or the device token's bytes (see `pathEncoding`).
+        /// Bytes of the text path at the tail's start (0 when the recordings keep a device token instead).
         var pathLength: UInt32 = 0
+        /// Bytes of text IDs after the path (0 for IDs kept as bits).
+        var idTextLength: UInt32 = 0
         var headerBlockLength: UInt32 = 0
         var payloadLength: UInt32 = 0
-        /// Body bytes the client sent, kept or not (a body goes nowhere near 4 GiB: it is reset past its bound).
-        var payloadSize: UInt32 = 0
-        var status: UInt16 = 0
-        var pathEncoding: PathEncoding = .text
-        var hasResponse = false
-        var headerListTooLarge = false
-        var reason: Reason?
-        var apnsIDKind: IDKind = .none
-        var uniqueIDKind: IDKind = .none
-        /// `RecordStorage.noTimestamp` when the answer has none.
-        var timestamp: Int64 = RecordStorage.noTimestamp
-        /// An ID's bits (`.uppercase`, `.lowercase`), or for `.text` its length in `.0` (the text is in the tail).
-        var apnsID: (UInt64, UInt64) = (0, 0)
-        var uniqueID: (UInt64, UInt64) = (0, 0)
-        var extras: RecordExtras?
-        /// Where the shape's bytes are when they are not in this tail: a recording that holds them itself.
-        var shapeSource: RecordStorage?
 
-        /// Tail bytes taken by text IDs, between the path and the shape.
-        var idTextLength: Int {
-            (apnsIDKind == .text ? Int(apnsID.0) : 0) + (uniqueIDKind == .text ? Int(uniqueID.0) : 0)
-        }
-    }
-
-    static let noTimestamp = Int64.min
-
-    /// How an ID is kept in the header (see `CompactID`).
-    enum IDKind: UInt8 {
-        case none, echoed, uppercase, lowercase, text
+        var shapeStart: Int { Int(pathLength) + Int(idTextLength) }
     }
 
     /// `/3/device/<hex>` is kept as the token's bytes (half the size); anything else as text.
@@ -71,23 +88,25 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
     }
 
     /// How `path` is stored: as the token's bytes when it is `/3/device/` and an even number of hex digits in
-    /// one case, as text otherwise.
+    /// one case, at most `RecordFields.maxTokenBytes` of them, as text otherwise.
     static func pathEncoding(_ path: UnsafeBufferPointer<UInt8>) -> PathEncoding {
-        guard let hex = APNsPath.tokenBytes(in: path), !hex.isEmpty, hex.count % 2 == 0 else { return .text }
+        guard let hex = APNsPath.tokenBytes(in: path), !hex.isEmpty, hex.count % 2 == 0,
+              hex.count <= 2 * RecordFields.maxTokenBytes
+        else { return .text }
         let digits = ASCII.hexDigits(hex)
         guard digits.allHex, !(digits.hasUppercaseLetter && digits.hasLowercaseLetter) else { return .text }
         return digits.hasUppercaseLetter ? .deviceTokenUppercase : .deviceTokenLowercase
     }
 
     /// Writes the token's bytes for a path `pathEncoding` accepted; returns how many it wrote.
-    private static func writeDeviceToken(of path: UnsafeBufferPointer<UInt8>, to cursor: UnsafeMutablePointer<UInt8>) -> Int {
+    private static func writeDeviceToken(of path: UnsafeBufferPointer<UInt8>, to cursor: UnsafeMutableRawPointer) -> Int {
         let hex = APNsPath.tokenBytes(in: path)!
         func value(_ digit: UInt8) -> UInt8 {
             if digit <= UInt8(ascii: "9") { return digit &- UInt8(ascii: "0") }
             return (digit | 0x20) &- UInt8(ascii: "a") &+ 10
         }
         for index in 0..<hex.count / 2 {
-            cursor[index] = value(hex[2 * index]) << 4 | value(hex[2 * index + 1])
+            cursor.storeBytes(of: value(hex[2 * index]) << 4 | value(hex[2 * index + 1]), toByteOffset: index, as: UInt8.self)
         }
         return hex.count / 2
     }
@@ -105,14 +124,15 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
 
     static let absent: UInt16 = .max
 
-    /// - Parameter shapes: the connection's last shape, shared when the request's is the same, and replaced by
-    ///   this recording's when it is not.
+    /// A recording's fields and the storage of its bytes.
+    /// - Parameter shapes: the connection's last storage, taken when the request's shape is the same and the
+    ///   recording has nothing of its own to store, and replaced by this recording's when it makes one.
     static func make(
         request: borrowing APNsRequest,
         response: borrowing APNsResponse?,
         extras: RecordExtras?,
         shapes: inout RecordShapeCache
-    ) -> RecordStorage {
+    ) -> (RecordFields, RecordStorage) {
         // The request's bytes are copied as they are: its header block is already in the stored form.
         let head = request.head
         return head.withBytes(head.method) { method in
@@ -145,37 +165,42 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
         response: APNsResponse?,
         extras: RecordExtras?,
         shapes: inout RecordShapeCache
-    ) -> RecordStorage {
+    ) -> (RecordFields, RecordStorage) {
+        var fields = RecordFields()
+        fields.pathEncoding = pathEncoding(path)
+        fields.payloadSize = UInt32(clamping: request.payloadSize)
+        fields.headerListTooLarge = request.headerListTooLarge
+        fields.extras = extras
+        var apnsIDText: String?
+        var uniqueIDText: String?
+        if let response {
+            fields.hasResponse = true
+            fields.status = UInt16(clamping: response.status)
+            fields.reason = response.reason
+            fields.timestamp = response.timestamp ?? RecordFields.noTimestamp
+            (fields.apnsIDKind, fields.apnsID, apnsIDText) = store(compact(response.apnsIDValue, echoing: request.header("apns-id")))
+            (fields.uniqueIDKind, fields.uniqueID, uniqueIDText) = store(response.uniqueIDValue.map { compact($0, echoing: nil) } ?? .none)
+        }
+        let pathLength: Int
+        if fields.pathEncoding == .text {
+            pathLength = min(path.count, Int(UInt32.max))
+        } else {
+            pathLength = 0
+            fields.tokenLength = UInt8(withUnsafeMutableBytes(of: &fields.token) { writeDeviceToken(of: path, to: $0.baseAddress!) })
+        }
+
         let methodLength = min(method.count, Int(absent - 1))
-        let encoding = pathEncoding(path)
-        let pathLength = encoding == .text
-            ? min(path.count, Int(UInt32.max))
-            : (path.count - APNsPath.devicePrefixBytes.utf8CodeUnitCount) / 2
         let schemeLength = scheme.map { min($0.count, Int(absent - 1)) }
         let authorityLength = authority.map { min($0.count, Int(absent - 1)) }
         var header = Header()
         header.methodLength = UInt16(methodLength)
-        header.pathLength = UInt32(pathLength)
-        header.pathEncoding = encoding
         header.schemeLength = schemeLength.map { UInt16($0) } ?? absent
         header.authorityLength = authorityLength.map { UInt16($0) } ?? absent
         header.headerCount = UInt16(headerCount)
+        header.pathLength = UInt32(pathLength)
+        header.idTextLength = UInt32(fields.idTextLength)
         header.headerBlockLength = UInt32(headerBlock.count)
         header.payloadLength = UInt32(request.payload.count)
-        header.payloadSize = UInt32(clamping: request.payloadSize)
-        header.headerListTooLarge = request.headerListTooLarge
-        header.extras = extras
-        var apnsIDText: String?
-        var uniqueIDText: String?
-        if let response {
-            header.hasResponse = true
-            header.status = UInt16(clamping: response.status)
-            header.reason = response.reason
-            header.timestamp = response.timestamp ?? noTimestamp
-            (header.apnsIDKind, header.apnsID, apnsIDText) = store(compact(response.apnsIDValue, echoing: request.header("apns-id")))
-            (header.uniqueIDKind, header.uniqueID, uniqueIDText) = store(response.uniqueIDValue.map { compact($0, echoing: nil) } ?? .none)
-        }
-        let idTextLength = header.idTextLength
 
         return request.payload.withUnsafeBufferPointer { payload in
             let parts = ShapeParts(
@@ -185,48 +210,47 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
                 headerBlock: headerBlock,
                 payload: payload
             )
-            let shared = shapes.source.flatMap { $0.holdsShape(header, parts) ? $0 : nil }
-            header.shapeSource = shared
-            let shapeLength = shared == nil ? parts.count : 0
-            let storage = RecordStorage.create(minimumCapacity: pathLength + idTextLength + shapeLength) { _ in header } as! RecordStorage
+            if pathLength == 0, header.idTextLength == 0, let cached = shapes.source, cached.holdsShape(header, parts) {
+                fields.sharesStorage = true
+                return (fields, cached)
+            }
+            let total = pathLength + Int(header.idTextLength) + parts.count
+            let storage = RecordStorage.create(minimumCapacity: total) { _ in header } as! RecordStorage
             storage.withUnsafeMutablePointerToElements { base in
                 var cursor = base
-                if encoding == .text {
-                    if pathLength > 0 { cursor.update(from: path.baseAddress!, count: pathLength) }
-                    cursor += pathLength
-                } else {
-                    cursor += writeDeviceToken(of: path, to: cursor)
+                func put(_ bytes: UnsafeBufferPointer<UInt8>) {
+                    guard !bytes.isEmpty else { return }
+                    cursor.update(from: bytes.baseAddress!, count: bytes.count)
+                    cursor += bytes.count
                 }
                 func put(_ text: String?) {
                     guard var text else { return }
-                    text.withUTF8 { cursor.update(from: $0.baseAddress!, count: $0.count) }
-                    cursor += text.utf8.count
+                    text.withUTF8 { put($0) }
                 }
+                put(UnsafeBufferPointer(rebasing: path[..<pathLength]))
                 put(apnsIDText)
                 put(uniqueIDText)
-                guard shared == nil else { return }
                 _ = parts.forEach { part in
-                    cursor.update(from: part.baseAddress!, count: part.count)
-                    cursor += part.count
+                    put(part)
                     return true
                 }
             }
-            if shared == nil { shapes.source = storage }
-            return storage
+            shapes.source = storage
+            return (fields, storage)
         }
     }
 
-    /// Whether this recording's own tail holds a shape of the lengths in `header` with the bytes of `parts`.
+    /// Whether this storage holds a shape of the lengths in `other` with the bytes of `parts`.
     private func holdsShape(_ other: Header, _ parts: ShapeParts) -> Bool {
-        // Field by field through the pointer: a copy of the whole header (a retain of each reference) showed.
+        // Field by field through the pointer: no copy of the header.
         let shapeStart = withUnsafeMutablePointerToHeader { header -> Int? in
             let mine = UnsafePointer(header)
-            guard mine.pointee.shapeSource == nil, mine.pointee.methodLength == other.methodLength,
+            guard mine.pointee.methodLength == other.methodLength,
                   mine.pointee.schemeLength == other.schemeLength, mine.pointee.authorityLength == other.authorityLength,
                   mine.pointee.headerCount == other.headerCount, mine.pointee.headerBlockLength == other.headerBlockLength,
                   mine.pointee.payloadLength == other.payloadLength
             else { return nil }
-            return Int(mine.pointee.pathLength) + mine.pointee.idTextLength
+            return mine.pointee.shapeStart
         }
         guard let shapeStart else { return false }
         return withUnsafeMutablePointerToElements { base in
@@ -260,8 +284,9 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
 
     // MARK: Reading
 
-    /// Where each part of the shape starts, from the shape's first byte.
+    /// Where each part of the shape starts, from the tail's first byte.
     private struct Offsets {
+        var method: Int
         var scheme: Int
         var authority: Int
         var headers: Int
@@ -270,21 +295,15 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
 
     private var offsets: Offsets {
         let header = self.header
-        let scheme = Int(header.methodLength)
+        let method = header.shapeStart
+        let scheme = method + Int(header.methodLength)
         let authority = scheme + (header.schemeLength == Self.absent ? 0 : Int(header.schemeLength))
         let headers = authority + (header.authorityLength == Self.absent ? 0 : Int(header.authorityLength))
-        return Offsets(scheme: scheme, authority: authority, headers: headers, payload: headers + Int(header.headerBlockLength))
+        return Offsets(method: method, scheme: scheme, authority: authority, headers: headers, payload: headers + Int(header.headerBlockLength))
     }
 
-    /// Calls `body` with the shape's first byte, in this tail or in the recording that holds it.
-    private func withShape<Result>(_ body: (UnsafePointer<UInt8>) -> Result) -> Result {
-        let (source, start) = withUnsafeMutablePointerToHeader { ($0.pointee.shapeSource, Int($0.pointee.pathLength) + $0.pointee.idTextLength) }
-        if let source { return source.withShape(body) }
-        return withUnsafeMutablePointerToElements { body(UnsafePointer($0 + start)) }
-    }
-
-    private func shapeText(at offset: Int, length: Int) -> String {
-        withShape { base in
+    private func text(at offset: Int, length: Int) -> String {
+        withUnsafeMutablePointerToElements { base in
             String(decoding: UnsafeBufferPointer(start: base + offset, count: length), as: UTF8.self)
         }
     }
@@ -292,8 +311,8 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
     private func forEachHeader(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Bool) {
         let start = offsets.headers
         let header = self.header
-        withShape { base in
-            let block = UnsafeBufferPointer(start: base + start, count: Int(header.headerBlockLength))
+        withUnsafeMutablePointerToElements { base in
+            let block = UnsafeBufferPointer(start: UnsafePointer(base + start), count: Int(header.headerBlockLength))
             HeaderBlock.forEach(in: block, count: Int(header.headerCount)) { _, name, value in body(name, value) }
         }
     }
@@ -312,15 +331,19 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
         return found
     }
 
-    var deviceToken: String? {
-        let header = self.header
-        let length = Int(header.pathLength)
-        return withUnsafeMutablePointerToElements { base -> String? in
-            let stored = UnsafeBufferPointer(start: base, count: length)
-            switch header.pathEncoding {
-            case .deviceTokenLowercase: return Self.hex(stored, uppercase: false)
-            case .deviceTokenUppercase: return Self.hex(stored, uppercase: true)
-            case .text:
+    /// The device token of the recording with `fields`.
+    func deviceToken(_ fields: RecordFields) -> String? {
+        var token = fields.token
+        switch fields.pathEncoding {
+        case .deviceTokenLowercase, .deviceTokenUppercase:
+            return withUnsafeBytes(of: &token) { bytes in
+                Self.hex(UnsafeBufferPointer(rebasing: bytes.bindMemory(to: UInt8.self)[..<Int(fields.tokenLength)]),
+                         uppercase: fields.pathEncoding == .deviceTokenUppercase)
+            }
+        case .text:
+            let length = Int(header.pathLength)
+            return withUnsafeMutablePointerToElements { base -> String? in
+                let stored = UnsafeBufferPointer(start: base, count: length)
                 let prefix = APNsPath.devicePrefix.utf8
                 guard stored.starts(with: prefix), stored.count > prefix.count else { return nil }
                 return String(decoding: UnsafeBufferPointer(rebasing: stored[prefix.count...]), as: UTF8.self)
@@ -328,14 +351,9 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
         }
     }
 
-    private var path: String {
-        let header = self.header
-        if header.pathEncoding == .text {
-            return withUnsafeMutablePointerToElements { base in
-                String(decoding: UnsafeBufferPointer(start: base, count: Int(header.pathLength)), as: UTF8.self)
-            }
-        }
-        return APNsPath.devicePrefix + (deviceToken ?? "")
+    private func path(_ fields: RecordFields) -> String {
+        if fields.pathEncoding == .text { return text(at: 0, length: Int(header.pathLength)) }
+        return APNsPath.devicePrefix + (deviceToken(fields) ?? "")
     }
 
     private static func hex(_ bytes: UnsafeBufferPointer<UInt8>, uppercase: Bool) -> String {
@@ -351,60 +369,59 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
         }
     }
 
-    var request: APNsRequest {
+    /// The request of the recording with `fields`.
+    func request(_ fields: RecordFields) -> APNsRequest {
         let header = self.header
         let offsets = self.offsets
-        var fields: [HeaderField] = []
-        fields.reserveCapacity(Int(header.headerCount))
+        var fieldList: [HeaderField] = []
+        fieldList.reserveCapacity(Int(header.headerCount))
         forEachHeader { name, value in
-            fields.append(HeaderField(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
+            fieldList.append(HeaderField(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
             return true
         }
-        let payload = withShape { base in
+        let payload = withUnsafeMutablePointerToElements { base in
             Array(UnsafeBufferPointer(start: base + offsets.payload, count: Int(header.payloadLength)))
         }
         return APNsRequest(
-            method: shapeText(at: 0, length: Int(header.methodLength)),
-            path: path,
-            scheme: header.schemeLength == Self.absent ? nil : shapeText(at: offsets.scheme, length: Int(header.schemeLength)),
-            authority: header.authorityLength == Self.absent ? nil : shapeText(at: offsets.authority, length: Int(header.authorityLength)),
-            headers: fields,
+            method: text(at: offsets.method, length: Int(header.methodLength)),
+            path: path(fields),
+            scheme: header.schemeLength == Self.absent ? nil : text(at: offsets.scheme, length: Int(header.schemeLength)),
+            authority: header.authorityLength == Self.absent ? nil : text(at: offsets.authority, length: Int(header.authorityLength)),
+            headers: fieldList,
             payload: payload,
-            payloadSize: Int(header.payloadSize),
-            headerListTooLarge: header.headerListTooLarge
+            payloadSize: Int(fields.payloadSize),
+            headerListTooLarge: fields.headerListTooLarge
         )
     }
 
-    var response: APNsResponse? {
-        let header = self.header
-        guard header.hasResponse else { return nil }
+    /// The answer of the recording with `fields`.
+    func response(_ fields: RecordFields) -> APNsResponse? {
+        guard fields.hasResponse else { return nil }
+        let textStart = Int(header.pathLength)
         return APNsResponse(
-            status: Int(header.status),
-            reason: header.reason,
-            apnsID: expand(header.apnsIDKind, header.apnsID, textAt: Int(header.pathLength)) ?? "",
+            status: Int(fields.status),
+            reason: fields.reason,
+            apnsID: expand(fields.apnsIDKind, fields.apnsID, textAt: textStart) ?? "",
             uniqueID: expand(
-                header.uniqueIDKind, header.uniqueID,
-                textAt: Int(header.pathLength) + (header.apnsIDKind == .text ? Int(header.apnsID.0) : 0)
+                fields.uniqueIDKind, fields.uniqueID,
+                textAt: textStart + (fields.apnsIDKind == .text ? Int(fields.apnsID.0) : 0)
             ),
-            timestamp: header.timestamp == Self.noTimestamp ? nil : header.timestamp
+            timestamp: fields.timestamp == RecordFields.noTimestamp ? nil : fields.timestamp
         )
     }
 
-    private func expand(_ kind: IDKind, _ bits: (UInt64, UInt64), textAt offset: Int) -> String? {
+    private func expand(_ kind: RecordFields.IDKind, _ bits: (UInt64, UInt64), textAt offset: Int) -> String? {
         switch kind {
         case .none: return nil
         case .echoed: return header(named: "apns-id")
         case .uppercase: return APNsIDGenerator.format(high: bits.0, low: bits.1, uppercase: true)
         case .lowercase: return APNsIDGenerator.format(high: bits.0, low: bits.1, uppercase: false)
-        case .text:
-            return withUnsafeMutablePointerToElements { base in
-                String(decoding: UnsafeBufferPointer(start: base + offset, count: Int(bits.0)), as: UTF8.self)
-            }
+        case .text: return text(at: offset, length: Int(bits.0))
         }
     }
 
-    /// How `id` goes into the header, and the text that goes into the tail when it is kept as text.
-    private static func store(_ id: CompactID) -> (IDKind, (UInt64, UInt64), String?) {
+    /// How `id` goes into the fields, and the text that goes into the storage when it is kept as text.
+    private static func store(_ id: CompactID) -> (RecordFields.IDKind, (UInt64, UInt64), String?) {
         switch id {
         case .none: return (.none, (0, 0), nil)
         case .echoed: return (.echoed, (0, 0), nil)
@@ -412,16 +429,6 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
         case .lowercase(let high, let low): return (.lowercase, (high, low), nil)
         case .text(let text): return (.text, (UInt64(text.utf8.count), 0), text)
         }
-    }
-
-    /// The answer's status, read without copying the header (`nil`: no answer).
-    var status: Int? {
-        withUnsafeMutablePointerToHeader { $0.pointee.hasResponse ? Int($0.pointee.status) : nil }
-    }
-
-    /// The answer's reason, read without copying the header.
-    var reason: Reason? {
-        withUnsafeMutablePointerToHeader { $0.pointee.hasResponse ? $0.pointee.reason : nil }
     }
 
     /// A response's ID as kept: a generated one by its bits, one equal to what the request sent as `.echoed`
@@ -466,7 +473,7 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
     }
 }
 
-/// The recording whose shape (see `RecordStorage`) a connection's next recording may share.
+/// The storage (see `RecordStorage`) a connection's next recording may share.
 struct RecordShapeCache: Sendable {
     /// Immutable once made (see `RecordStorage`), so holding it on any thread is safe.
     nonisolated(unsafe) var source: RecordStorage?

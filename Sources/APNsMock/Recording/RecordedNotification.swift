@@ -1,8 +1,9 @@
 /// One request the provider endpoint received, accepted or not, and the answer it got.
 ///
-/// A recording is kept compact, since a million of them must fit in a few hundred megabytes: the request's
-/// text (method, path, headers, payload) and the answer's scalars live in one tail-allocated `RecordStorage`,
-/// and `request` and `response` are rebuilt from it when read (by the admin API, never on the hot path).
+/// A recording is kept compact, since a million of them must fit in a few hundred megabytes: the answer's
+/// scalars and the device token in `RecordFields`, the request's bytes in a tail-allocated `RecordStorage`
+/// (shared by recordings with the same bytes); `request` and `response` are rebuilt from them when read (by the
+/// admin API, never on the hot path).
 public struct RecordedNotification: Sendable, Equatable {
     /// Arrival order, from 1; never reused, not even after a clear.
     public var sequence: UInt64
@@ -10,6 +11,7 @@ public struct RecordedNotification: Sendable, Equatable {
     public var receivedAt: Int64
     public var connectionID: UInt64
     public var streamID: Int32
+    private let fields: RecordFields
     /// Immutable once made (see `RecordStorage`), so reading it from any thread is safe.
     nonisolated(unsafe) private let storage: RecordStorage
 
@@ -56,34 +58,34 @@ public struct RecordedNotification: Sendable, Equatable {
         self.receivedAt = receivedAt
         self.connectionID = connectionID
         self.streamID = streamID
-        self.storage = RecordStorage.make(request: request, response: response, extras: extras, shapes: &shapes)
+        (self.fields, self.storage) = RecordStorage.make(request: request, response: response, extras: extras, shapes: &shapes)
     }
 
     /// The request as it arrived.
-    public var request: APNsRequest { storage.request }
+    public var request: APNsRequest { storage.request(fields) }
     /// The answer given, or `nil` when the request never completed (see `abandonedBecause`).
-    public var response: APNsResponse? { storage.response }
+    public var response: APNsResponse? { storage.response(fields) }
     /// Why there is no answer: the client reset the stream, or the connection closed before the request ended.
-    public var abandonedBecause: String? { storage.header.extras?.abandonedBecause }
+    public var abandonedBecause: String? { fields.extras?.abandonedBecause }
     /// How the request was authenticated (`nil` when it was refused before authentication, e.g. 404, or
     /// answered by a scenario rule).
-    public var authentication: AuthenticationRecord? { storage.header.extras?.authentication }
+    public var authentication: AuthenticationRecord? { fields.extras?.authentication }
     /// The scenario rule that decided the answer, if one did.
-    public var scenarioRule: String? { storage.header.extras?.scenarioRule }
+    public var scenarioRule: String? { fields.extras?.scenarioRule }
     /// Faults a scenario injected with or instead of the answer (`RST_STREAM CANCEL`, `GOAWAY …`, `drop`).
-    public var faults: [String] { storage.header.extras?.faults ?? [] }
+    public var faults: [String] { fields.extras?.faults ?? [] }
 
-    /// Keeps only its path, and shares the rest of its request's bytes with an earlier recording.
-    var sharesRequestBytes: Bool { storage.header.shapeSource != nil }
+    /// Took an earlier recording's storage for its request's bytes instead of making one.
+    var sharesRequestBytes: Bool { fields.sharesStorage }
 
-    public var deviceToken: String? { storage.deviceToken }
+    public var deviceToken: String? { storage.deviceToken(fields) }
     public var topic: String? { storage.header(named: "apns-topic") }
     public var pushType: String? { storage.header(named: "apns-push-type") }
-    public var apnsID: String? { storage.response?.apnsID ?? storage.header(named: "apns-id") }
+    public var apnsID: String? { response?.apnsID ?? storage.header(named: "apns-id") }
     /// The answer's status, read without rebuilding the answer.
-    public var status: Int? { storage.status }
+    public var status: Int? { fields.hasResponse ? Int(fields.status) : nil }
     /// The answer's reason, read without rebuilding the answer.
-    public var reason: Reason? { storage.reason }
+    public var reason: Reason? { fields.hasResponse ? fields.reason : nil }
 
     public static func == (lhs: RecordedNotification, rhs: RecordedNotification) -> Bool {
         lhs.sequence == rhs.sequence && lhs.receivedAt == rhs.receivedAt && lhs.connectionID == rhs.connectionID
