@@ -40,8 +40,8 @@ public struct RecordedNotification: Sendable, Equatable {
         )
     }
 
-    /// As above, with the extras already made (possibly shared with earlier recordings), sharing the request's
-    /// bytes but the path with the recording in `shapes` when they are the same (see `RecordStorage`).
+    /// As above, with the extras already made (possibly shared with earlier recordings), taking the storage in
+    /// `shapes` for the request's bytes when they are the same (see `RecordStorage`).
     init(
         sequence: UInt64,
         receivedAt: Int64,
