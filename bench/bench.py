@@ -609,6 +609,7 @@ class Bench:
                             f"{result['req_per_s']:>10,.0f} req/s  p99 {fmt_ms(result.get('p99_us'))} ms  "
                             f"{result['succeeded']}/{result['requested']} ok"
                         )
+                record_file = self.check_record_file(running, workload)
                 for server in running:
                     memory = server.memory_kb()
                     # Speed from the rounds that measure it; latency and exact codes from the logged ones.
@@ -636,11 +637,31 @@ class Bench:
                         "refused_at_start": sum(r.get("refused_at_start", 0) for r in per_server[server.name]),
                         "failed": sum(r["failed"] - r.get("refused_at_start", 0) for r in per_server[server.name]),
                         "rounds": per_server[server.name],
+                        **({"record_file": record_file} if record_file and server.name == "apns-mock" else {}),
                     })
             finally:
                 for server in running:
                     server.stop()
         return summaries
+
+    def check_record_file(self, running: list, workload: Workload) -> dict | None:
+        """With --record-file: once its queue has drained, the file must hold one JSON line per recording made."""
+        args = workload.apns_mock_args or []
+        if "--record-file" not in args:
+            return None
+        path = Path(args[args.index("--record-file") + 1])
+        server = next(s for s in running if isinstance(s, ApnsMock))
+        deadline = time.monotonic() + 60
+        while True:
+            sink = next(s for s in server.stats().get("sinks", []) if s["name"] == "file")
+            if sink["queued"] == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        lines = sum(1 for _ in open(path, "rb"))
+        if sink["queued"] or sink["written"] != lines:
+            self.problem(f"record file {path}: {lines} lines, sink written {sink['written']}, queued {sink['queued']}")
+        return {"lines": lines, "written": sink["written"], "peak_queued": sink["peakQueued"],
+                "back_pressure_pauses": sink["backPressurePauses"]}
 
     def memory_check(self, checkpoints: list[int]) -> dict:
         """Fill the recorder to each checkpoint with 200-byte pushes, RSS after each; then DELETE and compare."""
@@ -835,6 +856,20 @@ def print_memory(memory: dict) -> None:
     print()
 
 
+def print_record_file(summaries: list[dict]) -> None:
+    """apns-mock's throughput with --record-file beside its default, and whether the file was complete."""
+    def find(workload):
+        return next((s for s in summaries if s["workload"] == workload and s["server"] == "apns-mock"), None)
+    plain, recording = find("throughput"), find("recordfile")
+    if not plain or not recording or not plain["req_per_s_median"]:
+        return
+    ratio = recording["req_per_s_median"] / plain["req_per_s_median"]
+    file = recording.get("record_file") or {}
+    print(f"record file: {recording['req_per_s_median']:,.0f} req/s with --record-file vs {plain['req_per_s_median']:,.0f} "
+          f"without ({ratio:.0%}); file complete: {file.get('lines')} lines = {file.get('written')} written, "
+          f"peak queue {file.get('peak_queued')}, back-pressure pauses {file.get('back_pressure_pauses')}")
+
+
 def targets(summaries: list[dict], memory: dict | None) -> list[dict]:
     """The issue's targets, evaluated on this run (reported, never fatal)."""
     def get(workload, server, key):
@@ -855,6 +890,10 @@ def targets(summaries: list[dict], memory: dict | None) -> list[dict]:
         if ratio:
             add(f"throughput vs {ref} (-c 4 -m 100)", ratio, f">= {limit}", ratio >= limit,
                 f"{ratio:.2f}x (medians: {plain:.2f}x)" if plain else f"{ratio:.2f}x")
+    plain, recording = get("throughput", "apns-mock", "req_per_s_median"), get("recordfile", "apns-mock", "req_per_s_median")
+    if plain and recording:
+        add("throughput with --record-file vs without", round(recording / plain, 2), ">= 0.90", recording / plain >= 0.9,
+            f"{recording / plain:.0%}")
     pa, pn = get("latency", "apns-mock", "p99_us_median"), get("latency", "nginx", "p99_us_median")
     if pa and pn:
         add("p99 latency vs nginx (-c 1 -m 1)", round(pa / pn, 2), "<= 1.5", pa / pn <= 1.5,
@@ -990,6 +1029,10 @@ def main() -> int:
                     Workload("connections", "many connections", 50, 10, scale(200_000)),
                     Workload("latency", "latency", 1, 1, scale(50_000)),
                 ]
+            # The NDJSON record file beside the default: the same load, every recording also written to a file.
+            workloads.append(Workload("recordfile", "throughput+record-file", 4, 100, workloads[0].requests,
+                                      apns_mock_args=bench.default_apns_mock_args
+                                      + ["--record-file", str(bench.workdir / "bench-record.ndjson")]))
             if token:
                 workloads.append(Workload("token", "throughput+token", 4, 100, workloads[0].requests,
                                           [f"authorization: bearer {token}"], ["--auth", "token"], stream_gated=True))
@@ -1004,6 +1047,7 @@ def main() -> int:
                   f"{len(os.sched_getaffinity(0))} cores, apns-mock "
                   f"--threads {args.threads}{', pinned' if args.pin else ''}")
             print_workload_table(summaries)
+            print_record_file(summaries)
             if not args.no_memory:
                 checkpoints = [2_000, 20_000] if args.quick else [10_000, 100_000, 1_000_000]
                 memory = bench.memory_check([scale(c) if args.quick else c for c in checkpoints])

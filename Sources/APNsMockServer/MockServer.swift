@@ -13,7 +13,10 @@ import Synchronization
 /// `shutdown` closes both and waits for them.
 public final class MockServer: Sendable {
     public let configuration: ServerConfiguration
-    public let store: NotificationStore
+    /// Every recording goes here: the in-memory store, then the other sinks (the record file).
+    public let recorder: Recorder
+    /// The in-memory store of recordings (the admin API's).
+    public var store: NotificationStore { recorder.store }
     public let tracker: ConnectionTracker
     /// The scenario in force; `replace(with:)` changes it at run time.
     public let scenario: ActiveScenario
@@ -26,11 +29,10 @@ public final class MockServer: Sendable {
     private let adminServices: ServiceGroup
     private let logger: Logger
     private let stopped = Mutex(false)
-    private let recordFile: RecordFileWriter?
 
     private init(
         configuration: ServerConfiguration,
-        store: NotificationStore,
+        recorder: Recorder,
         tracker: ConnectionTracker,
         scenario: ActiveScenario,
         group: MultiThreadedEventLoopGroup,
@@ -38,12 +40,11 @@ public final class MockServer: Sendable {
         adminPort: Int,
         adminTask: Task<Void, any Error>,
         adminServices: ServiceGroup,
-        recordFile: RecordFileWriter?,
         logger: Logger
     ) {
         self.adminServices = adminServices
         self.configuration = configuration
-        self.store = store
+        self.recorder = recorder
         self.tracker = tracker
         self.scenario = scenario
         self.group = group
@@ -51,7 +52,6 @@ public final class MockServer: Sendable {
         self.providerPort = provider.port
         self.adminPort = adminPort
         self.adminTask = adminTask
-        self.recordFile = recordFile
         self.logger = logger
     }
 
@@ -83,19 +83,16 @@ public final class MockServer: Sendable {
                 throw StartupError.scenario(error.description)
             }
         }
-        var recordFile: RecordFileWriter?
+        let backPressure = RecordingBackPressure()
+        var sinks: [any RecordingSink] = []
         if let path = configuration.recordFile {
             do {
-                recordFile = try RecordFileWriter(path: path)
+                sinks.append(try RecordFileSink(path: path, backPressure: backPressure))
             } catch {
                 throw StartupError.recordFile(error.description)
             }
         }
-        var onAppend: (@Sendable (RecordedNotification) -> Void)?
-        if let writer = recordFile {
-            onAppend = { writer.append($0) }
-        }
-        let store = NotificationStore(capacity: configuration.maxRecorded, onAppend: onAppend)
+        let recorder = Recorder(capacity: configuration.maxRecorded, sinks: sinks, backPressure: backPressure)
         let tracker = ConnectionTracker()
         let metrics = ProviderMetrics()
         let processor = NotificationProcessor(
@@ -103,7 +100,6 @@ public final class MockServer: Sendable {
             authentication: authentication,
             environment: configuration.environment,
             maxConcurrentStreams: configuration.http2.maxConcurrentStreams,
-            store: store,
             scenario: scenario
         )
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads)
@@ -115,8 +111,10 @@ public final class MockServer: Sendable {
                 group: group,
                 sslContext: sslContext,
                 processor: processor,
+                recorder: recorder,
                 settings: configuration.http2,
                 limits: configuration.requestLimits,
+                sessionLimits: configuration.sessionLimits,
                 tracker: tracker,
                 metrics: metrics,
                 acceptAnyClientCertificate: configuration.acceptAnyClientCertificate,
@@ -124,12 +122,12 @@ public final class MockServer: Sendable {
             )
         } catch {
             try? await group.shutdownGracefully()
-            await recordFile?.close()
+            _ = await recorder.finishSinks(timeout: Self.sinkFlushBound)
             throw StartupError.bind(what: "provider", host: configuration.host, port: configuration.port, underlying: "\(error)")
         }
 
         let admin = AdminContext(
-            store: store,
+            recorder: recorder,
             tracker: tracker,
             metrics: metrics,
             scenario: scenario,
@@ -142,12 +140,12 @@ public final class MockServer: Sendable {
         } catch {
             await provider.close()
             try? await group.shutdownGracefully()
-            await recordFile?.close()
+            _ = await recorder.finishSinks(timeout: Self.sinkFlushBound)
             throw error
         }
         let server = MockServer(
             configuration: configuration,
-            store: store,
+            recorder: recorder,
             tracker: tracker,
             scenario: scenario,
             group: group,
@@ -155,7 +153,6 @@ public final class MockServer: Sendable {
             adminPort: adminPort,
             adminTask: adminTask,
             adminServices: adminServices,
-            recordFile: recordFile,
             logger: logger
         )
         logger.info(
@@ -234,9 +231,15 @@ public final class MockServer: Sendable {
         await shutdown()
     }
 
+    /// How long shutdown waits for the sinks to write what they have queued, after the grace period. A full file
+    /// queue (65,536 recordings) takes well under a second to write here, so this bound is only reached when the
+    /// disk itself stalls; what is still queued then is counted in the log as not written.
+    public static let sinkFlushBound: Duration = .seconds(10)
+
     /// Stops gracefully: no new connections; every open connection gets a GOAWAY and its streams in flight
-    /// are answered, for at most `grace`; then both ports and the event loops close. Requests cut off at that
-    /// point are recorded as abandoned. Recordings stay readable through `store`.
+    /// are answered, for at most `grace`; then both ports and the event loops close (requests cut off at that
+    /// point are recorded as abandoned) and every sink writes what it has queued, for at most `sinkFlushBound`.
+    /// The log says how many recordings each sink wrote. Recordings stay readable through `store`.
     public func shutdown(grace: Duration? = nil) async {
         let alreadyStopped = stopped.withLock { stopped in
             defer { stopped = true }
@@ -244,6 +247,7 @@ public final class MockServer: Sendable {
         }
         guard !alreadyStopped else { return }
         let grace = grace ?? configuration.shutdownGracePeriod
+        logger.info("apns-mock stopping: GOAWAY to every connection", metadata: ["grace": "\(grace)"])
         let drained = await provider.shutdownGracefully(grace: grace)
         if !drained {
             logger.warning("connections still open after the grace period: closing them", metadata: ["grace": "\(grace)"])
@@ -252,8 +256,18 @@ public final class MockServer: Sendable {
         _ = await adminTask.result
         await provider.close()
         try? await group.shutdownGracefully()
-        await recordFile?.close()
-        logger.info("apns-mock stopped")
+        let statistics = store.statistics()
+        var metadata: Logger.Metadata = ["memory": "\(statistics.received)"]
+        for sink in await recorder.finishSinks(timeout: Self.sinkFlushBound) {
+            metadata[sink.name] = "\(sink.written)"
+            if sink.queued > 0 || sink.lastError != nil {
+                logger.error(
+                    "a sink did not write every recording",
+                    metadata: ["sink": "\(sink.name)", "not-written": "\(sink.queued)", "error": "\(sink.lastError ?? "flush bound reached")"]
+                )
+            }
+        }
+        logger.info("apns-mock stopped: recordings written by each sink", metadata: metadata)
     }
 }
 

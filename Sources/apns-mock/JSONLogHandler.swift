@@ -1,7 +1,9 @@
+import APNsMock
 import Foundation
 import Logging
 
-/// `--log-format json`: one JSON object per line on standard error, for log collectors.
+/// `--log-format json`: one JSON object per line on standard error, for log collectors. Written by the same
+/// encoder as the admin API and the record file (`JSONWriter`).
 struct JSONLogHandler: LogHandler {
     let label: String
     var logLevel: Logger.Level
@@ -14,7 +16,7 @@ struct JSONLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         var object: [String: Any] = [
-            "timestamp": Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true)),
+            "timestamp": ISO8601Time.format(milliseconds: WallClock.milliseconds()),
             "level": event.level.rawValue,
             "label": label,
             "message": event.message.description,
@@ -23,10 +25,9 @@ struct JSONLogHandler: LogHandler {
         if !merged.isEmpty {
             object["metadata"] = merged.mapValues { $0.description }
         }
-        guard var line = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
-            return
-        }
-        line.append(0x0A)
-        FileHandle.standardError.write(line)
+        var json = JSONWriter()
+        json.write(any: object)
+        json.newline()
+        FileHandle.standardError.write(Data(json.bytes))
     }
 }

@@ -47,6 +47,8 @@ private struct Harness {
     var auth: ConnectionAuthState
     var ids = APNsIDGenerator()
     var stream: Int32 = 1
+    let recorder = Recorder()
+    var recordingContext = RecordingContext()
 
     init(
         mode: AuthenticationMode = .either,
@@ -76,7 +78,6 @@ private struct Harness {
             authentication: AuthenticationPolicy(mode: mode, verifier: verifier),
             environment: environment,
             maxConcurrentStreams: maxConcurrentStreams,
-            store: NotificationStore(),
             now: { nowSeconds * 1000 }
         )
         auth = processor.makeAuthState(certificate: certificate)
@@ -88,10 +89,12 @@ private struct Harness {
 
     mutating func send(_ request: APNsRequest) -> ProviderDecision {
         defer { stream += 2 }
-        return processor.process(request, streamID: stream, connection: ConnectionInfo(id: 7), auth: &auth, ids: &ids)
+        let decision = processor.process(request, streamID: stream, connection: ConnectionInfo(id: 7), auth: &auth, ids: &ids)
+        recorder.record(request, streamID: stream, connection: ConnectionInfo(id: 7), outcome: decision.outcome, context: &recordingContext)
+        return decision
     }
 
-    var recordings: [RecordedNotification] { processor.store.list().notifications }
+    var recordings: [RecordedNotification] { recorder.store.list().notifications }
 }
 
 private func reason(_ decision: ProviderDecision) -> Reason? { decision.response?.reason }
@@ -232,7 +235,7 @@ struct NotificationProcessorAuthTests {
         let abandoned = try #require(recording.abandonedBecause)
         #expect(abandoned.contains("BadCertificateEnvironment"), "\(abandoned)")
         #expect(recording.authentication == .certificate(subject: productionCertificate.subject, topics: ["com.example.app"]))
-        #expect(harness.processor.store.statistics().abandoned == 1)
+        #expect(harness.recorder.store.statistics().abandoned == 1)
     }
 
     @Test func wrongEnvironmentCertificateWinsOverRequestFaults() {
@@ -314,20 +317,25 @@ struct NotificationProcessorAuthTests {
         query.authMethod = "token"
         query.keyID = authKeyID
         query.teamID = authTeamID
-        #expect(harness.processor.store.list(query).total == 1)
+        #expect(harness.recorder.store.list(query).total == 1)
     }
 
     /// A connection's recordings share their authentication extras while the token stays the same; each must
     /// still carry its own request's authentication when the token changes.
     @Test func recordingsOnOneConnectionEachCarryTheirOwnToken() throws {
-        let harness = Harness(acceptUnknownKeys: true)
+        var harness = Harness(acceptUnknownKeys: true)
         var state = harness.processor.makeConnectionState(certificate: nil)
         var ids = APNsIDGenerator()
         let valid = harness.bearer()
         let tokens: [String?] = [valid, valid, nil, "bearer not.a.token", valid]
         for (index, token) in tokens.enumerated() {
-            _ = harness.processor.process(
-                request(authorization: token), streamID: Int32(2 * index + 1), connection: ConnectionInfo(id: 9), state: &state, ids: &ids)
+            let sent = request(authorization: token)
+            let decision = harness.processor.process(
+                sent, streamID: Int32(2 * index + 1), connection: ConnectionInfo(id: 9), state: &state, ids: &ids)
+            harness.recorder.record(
+                sent, streamID: Int32(2 * index + 1), connection: ConnectionInfo(id: 9), outcome: decision.outcome,
+                context: &harness.recordingContext
+            )
         }
         let keys = harness.recordings.map { recording -> String? in
             guard case .token(let keyID, _, _, _, let error) = recording.authentication else {

@@ -21,7 +21,6 @@ private func makeProcessor(
     NotificationProcessor(
         validator: RequestValidator(policy: policy),
         environment: environment,
-        store: NotificationStore(),
         now: { fixedNow }
     )
 }
@@ -40,11 +39,14 @@ struct NotificationProcessorTests {
         _ request: APNsRequest,
         with processor: NotificationProcessor = makeProcessor(),
         streamID: Int32 = 1,
-        connection: ConnectionInfo = ConnectionInfo(id: 1)
+        connection: ConnectionInfo = ConnectionInfo(id: 1),
+        recordingTo recorder: Recorder? = nil
     ) throws -> APNsResponse {
         var ids = APNsIDGenerator()
         var auth = processor.makeAuthState(certificate: nil)
         let decision = processor.process(request, streamID: streamID, connection: connection, auth: &auth, ids: &ids)
+        var context = RecordingContext()
+        recorder?.record(request, streamID: streamID, connection: connection, outcome: decision.outcome, context: &context)
         return try #require(decision.response)
     }
 
@@ -152,12 +154,21 @@ struct NotificationProcessorTests {
 
     // MARK: Recording
 
+    @Test func decidingRecordsNothing() throws {
+        // The decision carries its outcome; only the connection records, once the wire has said what was sent.
+        let recorder = Recorder()
+        let decision = try process(makeRequest(), with: makeProcessor())
+        #expect(decision.status == 200)
+        #expect(recorder.store.statistics().received == 0)
+    }
+
     @Test func recordsEachRequestWithItsResponse() throws {
         let processor = makeProcessor()
+        let recorder = Recorder()
         let request = makeRequest(extra: [("apns-priority", "7")])
-        let response = try process(request, with: processor, streamID: 5, connection: ConnectionInfo(id: 42))
-        let recorded = try #require(processor.store.list().notifications.first)
-        #expect(processor.store.list().total == 1)
+        let response = try process(request, with: processor, streamID: 5, connection: ConnectionInfo(id: 42), recordingTo: recorder)
+        let recorded = try #require(recorder.store.list().notifications.first)
+        #expect(recorder.store.list().total == 1)
         #expect(recorded.request == request)
         #expect(recorded.response == response)
         #expect(recorded.streamID == 5)
@@ -168,25 +179,46 @@ struct NotificationProcessorTests {
 
     @Test func recordsRequestsInTheOrderProcessed() throws {
         let processor = makeProcessor()
+        let recorder = Recorder()
         for streamID in [1, 3, 5] as [Int32] {
-            _ = try process(makeRequest(), with: processor, streamID: streamID)
+            _ = try process(makeRequest(), with: processor, streamID: streamID, recordingTo: recorder)
         }
-        #expect(processor.store.list().notifications.map(\.streamID) == [1, 3, 5])
-        #expect(processor.store.statistics().byStatus == [200: 3])
+        #expect(recorder.store.list().notifications.map { $0.streamID } == [1, 3, 5])
+        #expect(recorder.store.statistics().byStatus == [200: 3])
+    }
+
+    @Test func anAnswerThatWasNotSentIsRecordedAsAbandonedWithTheAnswerItWouldHaveBeen() throws {
+        let processor = makeProcessor()
+        let recorder = Recorder()
+        var ids = APNsIDGenerator()
+        var auth = processor.makeAuthState(certificate: nil)
+        let request = makeRequest(path: "/3/device/zz")
+        let decision = processor.process(request, streamID: 3, connection: ConnectionInfo(id: 1), auth: &auth, ids: &ids)
+        var context = RecordingContext()
+        recorder.record(
+            request, streamID: 3, connection: ConnectionInfo(id: 1), outcome: decision.outcome,
+            delivery: .notSent(because: "the connection closed"), context: &context
+        )
+        let recorded = try #require(recorder.store.list().notifications.first)
+        #expect(recorded.response == nil)
+        #expect(recorded.status == nil)
+        #expect(recorded.abandonedBecause == "answer 400 BadDeviceToken not sent: the connection closed")
+        #expect(recorder.store.statistics().abandoned == 1)
+        #expect(recorder.store.statistics().byStatus.isEmpty)
     }
 
     @Test func recordsAbandonedRequestWithoutResponse() throws {
-        let processor = makeProcessor()
+        let recorder = Recorder()
         let request = makeRequest()
-        processor.recordAbandoned(request, streamID: 9, connection: ConnectionInfo(id: 3), because: "stream reset by client")
-        let recorded = try #require(processor.store.list().notifications.first)
+        recorder.recordAbandoned(request, streamID: 9, connection: ConnectionInfo(id: 3), at: fixedNow, because: "stream reset by client")
+        let recorded = try #require(recorder.store.list().notifications.first)
         #expect(recorded.response == nil)
         #expect(recorded.abandonedBecause == "stream reset by client")
         #expect(recorded.request == request)
         #expect(recorded.streamID == 9)
         #expect(recorded.connectionID == 3)
         #expect(recorded.receivedAt == fixedNow)
-        #expect(processor.store.statistics().abandoned == 1)
-        #expect(processor.store.statistics().byStatus.isEmpty)
+        #expect(recorder.store.statistics().abandoned == 1)
+        #expect(recorder.store.statistics().byStatus.isEmpty)
     }
 }

@@ -11,8 +11,10 @@ public struct ConnectionInfo: Sendable, Equatable {
     }
 }
 
-/// Turns a complete request into APNs' answer and records both: the one place where the provider endpoint
-/// decides. It is called on the connection's event loop, so it does no blocking work.
+/// Turns a complete request into APNs' answer: the one place where the provider endpoint decides. Deciding has
+/// no side effect beyond the connection's own state: the decision carries what its recording needs
+/// (`ProviderDecision.outcome`), and the connection records it once the wire has said what became of the answer.
+/// It is called on the connection's event loop, so it does no blocking work.
 ///
 /// The order: an oversized header list (431); a matching scenario rule, whose scripted answer or fault
 /// replaces everything else; the route (405, 404); authentication (403, 429); validation (400, 413); the
@@ -23,7 +25,6 @@ public final class NotificationProcessor: Sendable {
     public let environment: APNsEnvironment
     /// SETTINGS_MAX_CONCURRENT_STREAMS once a connection is no longer limited to one stream.
     public let maxConcurrentStreams: UInt32
-    public let store: NotificationStore
     public let scenario: ActiveScenario
     private let now: @Sendable () -> Int64
 
@@ -33,21 +34,15 @@ public final class NotificationProcessor: Sendable {
         authentication: AuthenticationPolicy = AuthenticationPolicy(mode: .none),
         environment: APNsEnvironment = .development,
         maxConcurrentStreams: UInt32 = 1000,
-        store: NotificationStore,
         scenario: ActiveScenario? = nil,
-        now: @escaping @Sendable () -> Int64 = NotificationProcessor.systemMilliseconds
+        now: @escaping @Sendable () -> Int64 = WallClock.milliseconds
     ) {
         self.validator = validator
         self.authentication = authentication
         self.environment = environment
         self.maxConcurrentStreams = maxConcurrentStreams
-        self.store = store
         self.scenario = scenario ?? ActiveScenario(now: now)
         self.now = now
-    }
-
-    public static let systemMilliseconds: @Sendable () -> Int64 = {
-        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
     }
 
     /// A fresh authentication state for a new connection.
@@ -87,7 +82,7 @@ public final class NotificationProcessor: Sendable {
     /// The processor's clock: milliseconds since the epoch (the injected clock in tests).
     public func currentMilliseconds() -> Int64 { now() }
 
-    /// Decides the answer to `request`, records it, and returns the decision.
+    /// Decides the answer to `request`; the decision says what to send and what its recording needs.
     /// - Parameter receivedAt: when the request's last frame arrived (`currentMilliseconds()`); a caller with
     ///   several requests from one read passes one reading for all, instead of a clock reading each.
     public func process(
@@ -100,8 +95,16 @@ public final class NotificationProcessor: Sendable {
     ) -> ProviderDecision {
         let headers = APNsHeaders(request)
         let receivedAt = receivedAt ?? now()
+        var pendingActions: [ConnectionAction] = []
         let engine = scenario.current
-        var actions: [ConnectionAction] = []
+        if state.scenario.generation != engine.generation {
+            // A new scenario is in force: its connection policy applies to connections opened before it too, with
+            // its counters from zero. A stream limit lowered by the old policy is restored.
+            let lowered = state.scenario.isStreamLimitLowered
+            state.scenario = engine.makeConnectionState(maxConcurrentStreams: maxConcurrentStreams)
+            if lowered, !state.auth.isStreamGated { pendingActions.append(.setMaxConcurrentStreams(maxConcurrentStreams)) }
+        }
+        var actions: [ConnectionAction] = pendingActions
         var authRecord: AuthenticationRecord?
         var scripted: ScenarioDecision?
         var verdict: RequestValidator.Verdict
@@ -132,7 +135,7 @@ public final class NotificationProcessor: Sendable {
                 )
                 authRecord = outcome.record
                 if outcome.wrongCertificateEnvironment {
-                    return refuseWrongCertificateEnvironment(request, streamID: streamID, connection: connection, at: receivedAt, auth: outcome.record)
+                    return refuseWrongCertificateEnvironment(at: receivedAt, auth: outcome.record)
                 }
                 if let rejection = outcome.rejection {
                     verdict = .rejected(rejection)
@@ -228,94 +231,35 @@ public final class NotificationProcessor: Sendable {
             reusing: state.recordExtras
         )
         if let extras, extras.isAuthenticationOnly { state.recordExtras = extras }
-        let recording = RecordedNotification(
-            sequence: 0,
-            receivedAt: receivedAt,
-            connectionID: connection.id,
-            streamID: streamID,
-            request: request,
+        var decision = ProviderDecision(
             response: response,
-            extras: extras,
-            shapes: &state.recordShapes
+            streamFault: streamFault,
+            actions: actions,
+            delay: scripted?.delay,
+            outcome: RecordingOutcome(receivedAt: receivedAt, response: response, extras: extras)
         )
-        var decision = ProviderDecision(response: response, streamFault: streamFault, actions: actions, delay: scripted?.delay)
         decision.pushType = headers.pushType
-        if let delay = decision.delay, delay > .zero {
-            decision.pendingRecording = recording
-        } else {
-            store.append(recording)
-        }
         return decision
-    }
-
-    /// Records a decision whose recording waited for its delay: as answered once the answer went out, or as
-    /// abandoned when the connection was gone first.
-    public func commit(_ recording: RecordedNotification, sent: Bool, because: String = "connection closed during the scenario's delay") {
-        guard !sent else {
-            store.append(recording)
-            return
-        }
-        store.append(
-            RecordedNotification(
-                sequence: 0,
-                receivedAt: recording.receivedAt,
-                connectionID: recording.connectionID,
-                streamID: recording.streamID,
-                request: recording.request,
-                response: nil,
-                abandonedBecause: because,
-                authentication: recording.authentication,
-                scenarioRule: recording.scenarioRule,
-                faults: recording.faults
-            )
-        )
     }
 
     static func errorName(_ code: UInt32) -> String { HTTP2ErrorCodeName.name(of: code) }
 
     /// APNs answers a certificate for the other environment with GOAWAY `{"reason":"BadCertificateEnvironment"}`
     /// (last stream 0, so the request counts as unprocessed), then a bare GOAWAY, then closes.
-    private func refuseWrongCertificateEnvironment(
-        _ request: APNsRequest,
-        streamID: Int32,
-        connection: ConnectionInfo,
-        at receivedAt: Int64,
-        auth: AuthenticationRecord
-    ) -> ProviderDecision {
+    private func refuseWrongCertificateEnvironment(at receivedAt: Int64, auth: AuthenticationRecord) -> ProviderDecision {
         let debugData = Reason.badCertificateEnvironment.body()
-        store.append(
-            RecordedNotification(
-                sequence: 0,
-                receivedAt: receivedAt,
-                connectionID: connection.id,
-                streamID: streamID,
-                request: request,
-                response: nil,
-                abandonedBecause: "connection refused with GOAWAY \(debugData): the client certificate is not for \(environment.rawValue)",
-                authentication: auth
-            )
-        )
+        let because = "connection refused with GOAWAY \(debugData): the client certificate is not for \(environment.rawValue)"
         return ProviderDecision(
             response: nil,
             actions: [
                 .goAway(errorCode: 0, lastStreamID: 0, debugData: debugData),
                 .goAway(errorCode: 0, lastStreamID: 0, debugData: ""),
                 .close,
-            ]
-        )
-    }
-
-    /// Records a request that ended without an answer, so no request that reached the HTTP layer goes unseen.
-    public func recordAbandoned(_ request: APNsRequest, streamID: Int32, connection: ConnectionInfo, because: String) {
-        store.append(
-            RecordedNotification(
-                sequence: 0,
-                receivedAt: now(),
-                connectionID: connection.id,
-                streamID: streamID,
-                request: request,
+            ],
+            outcome: RecordingOutcome(
+                receivedAt: receivedAt,
                 response: nil,
-                abandonedBecause: because
+                extras: RecordExtras(abandonedBecause: because, authentication: auth, scenarioRule: nil, faults: [])
             )
         )
     }

@@ -25,8 +25,6 @@ public struct ProviderConnectionState: Sendable {
     /// The last recording's authentication-only extras: every request of a token-authenticated connection
     /// shares one object instead of allocating its own.
     var recordExtras: RecordExtras?
-    /// The recording whose request bytes (all but the path) the next recording shares when they are the same.
-    var recordShapes = RecordShapeCache()
 
     public init(auth: ConnectionAuthState, scenario: ScenarioConnectionState) {
         self.auth = auth
@@ -44,17 +42,27 @@ public struct ProviderDecision: Sendable, Equatable {
     public var actions: [ConnectionAction]
     /// Wait this long before answering (a scenario's latency).
     public var delay: Duration?
-    /// With a delay, the recording is kept back until the answer is sent (`NotificationProcessor.commit`), so a
-    /// client that leaves during the delay is recorded as abandoned, not as answered.
-    public var pendingRecording: RecordedNotification?
+    /// What the recording needs besides the request; the connection records it once the answer has left (or
+    /// could not), so a recording says what was really sent.
+    public var outcome: RecordingOutcome
     /// The request's `apns-push-type` as sent, for the caller's metrics: the decision has read it already, and
     /// looking it up again per request showed in profiles.
     public var pushType: String?
 
-    public init(response: APNsResponse?, streamFault: StreamFault? = nil, actions: [ConnectionAction] = [], delay: Duration? = nil) {
+    public init(
+        response: APNsResponse?,
+        streamFault: StreamFault? = nil,
+        actions: [ConnectionAction] = [],
+        delay: Duration? = nil,
+        outcome: RecordingOutcome
+    ) {
         self.response = response
         self.streamFault = streamFault
         self.actions = actions
         self.delay = delay
+        self.outcome = outcome
     }
+
+    /// Whether the connection must close once this answer has been sent (a GOAWAY follows it).
+    public var closesConnection: Bool { actions.contains(.close) || actions.contains(.drop) }
 }

@@ -7,7 +7,7 @@ public final class ActiveScenario: Sendable {
     private let engine: Mutex<ScenarioEngine>
     private let now: @Sendable () -> Int64
 
-    public init(_ scenario: Scenario = .empty, now: @escaping @Sendable () -> Int64 = ScenarioEngine.systemMilliseconds) {
+    public init(_ scenario: Scenario = .empty, now: @escaping @Sendable () -> Int64 = WallClock.milliseconds) {
         self.now = now
         self.engine = Mutex(ScenarioEngine(scenario: scenario, now: now))
     }
@@ -17,7 +17,7 @@ public final class ActiveScenario: Sendable {
     /// Puts `scenario` in force from now on, starting its clock, counters and sequences afresh.
     public func replace(with scenario: Scenario) {
         engine.withLock { engine in
-            engine = ScenarioEngine(scenario: scenario, now: now, devices: engine.devices)
+            engine = ScenarioEngine(scenario: scenario, now: now, devices: engine.devices, generation: engine.generation &+ 1)
         }
     }
 }

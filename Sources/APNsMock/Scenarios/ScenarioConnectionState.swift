@@ -6,6 +6,8 @@ public struct ScenarioConnectionState: Sendable, Equatable {
     public let maxConcurrentStreams: UInt32
     public private(set) var badDeviceTokens = 0
     public private(set) var isStreamLimitLowered = false
+    /// The scenario (`ScenarioEngine.generation`) this state was made from.
+    var generation: UInt64 = 0
 
     public init(policy: ScenarioConnectionPolicy, maxConcurrentStreams: UInt32) {
         self.policy = policy

@@ -13,6 +13,9 @@ public final class ScenarioEngine: Sendable {
     public let devices: DeviceRegistry
     /// The seed in use: the scenario's, or the random one picked for `seed: random`.
     public let seed: UInt64
+    /// Which scenario of the process this is: each replacement counts one up, so an open connection can tell that
+    /// the scenario it took its connection policy from is no longer in force.
+    public let generation: UInt64
     private let now: @Sendable () -> Int64
     private let plan: Plan
     private let compiled: [CompiledRule]
@@ -55,10 +58,12 @@ public final class ScenarioEngine: Sendable {
     public init(
         scenario: Scenario,
         startedAt: Int64? = nil,
-        now: @escaping @Sendable () -> Int64 = ScenarioEngine.systemMilliseconds,
-        devices: DeviceRegistry = DeviceRegistry()
+        now: @escaping @Sendable () -> Int64 = WallClock.milliseconds,
+        devices: DeviceRegistry = DeviceRegistry(),
+        generation: UInt64 = 0
     ) {
         self.scenario = scenario
+        self.generation = generation
         self.devices = devices
         self.now = now
         var system = SystemRandomNumberGenerator()
@@ -85,9 +90,6 @@ public final class ScenarioEngine: Sendable {
         for device in scenario.devices { devices.add(device.device(startedAt: start)) }
     }
 
-    public static let systemMilliseconds: @Sendable () -> Int64 = {
-        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
-    }
 
     private static func freshRuleStates(count: Int, seed: UInt64) -> [RuleState] {
         (0..<count).map { index in
@@ -238,7 +240,9 @@ public final class ScenarioEngine: Sendable {
 
     /// A fresh per-connection state for ``connectionPolicy``. `maxConcurrentStreams` is the limit to restore.
     public func makeConnectionState(maxConcurrentStreams: UInt32) -> ScenarioConnectionState {
-        ScenarioConnectionState(policy: scenario.connection, maxConcurrentStreams: maxConcurrentStreams)
+        var state = ScenarioConnectionState(policy: scenario.connection, maxConcurrentStreams: maxConcurrentStreams)
+        state.generation = generation
+        return state
     }
 
     /// Forgets a closed connection's request count (kept only when a rule uses `nthOnConnection`).

@@ -4,7 +4,8 @@ import Hummingbird
 
 /// What the admin API reads: the recorder and the live counters of the provider port.
 struct AdminContext: Sendable {
-    let store: NotificationStore
+    let recorder: Recorder
+    var store: NotificationStore { recorder.store }
     let tracker: ConnectionTracker
     let metrics: ProviderMetrics
     let scenario: ActiveScenario
@@ -49,7 +50,9 @@ enum AdminRoutes {
                     help: "Requests each rule of the active scenario decided since it was loaded or reset."
                 )
             }
-            let text = admin.metrics.render(tracker: admin.tracker, recorder: admin.store.statistics(), extra: hits)
+            let text = admin.metrics.render(
+                tracker: admin.tracker, recorder: admin.store.statistics(), sinks: admin.recorder.sinkStatistics(), extra: hits
+            )
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
@@ -59,7 +62,7 @@ enum AdminRoutes {
             do throws(AdminInputError) {
                 let query = try NotificationQuery(parameters: parameters(of: request))
                 let (notifications, total) = admin.store.list(query)
-                return json(["notifications": notifications.map { $0.jsonObject() }, "total": total])
+                return json(["notifications": notifications, "total": total])
             } catch {
                 return badInput(error)
             }
@@ -75,7 +78,7 @@ enum AdminRoutes {
             let (query, count, timeout) = parsed
             let result = await admin.store.wait(for: query, count: count, timeout: timeout)
             var body: [String: Any] = [
-                "notifications": result.notifications.map { $0.jsonObject() },
+                "notifications": result.notifications,
                 "total": result.total,
             ]
             if !result.satisfied {
@@ -90,7 +93,7 @@ enum AdminRoutes {
             guard let notification = admin.store.notification(apnsID: apnsID) else {
                 return json(["error": "no notification with apns-id \(apnsID)"], status: .notFound)
             }
-            return json(notification.jsonObject())
+            return json(notification)
         }
 
         router.delete("/admin/notifications") { _, _ -> Response in
@@ -115,6 +118,7 @@ enum AdminRoutes {
                     "open": admin.tracker.openConnections,
                     "accepted": admin.tracker.acceptedConnections,
                 ],
+                "sinks": admin.recorder.sinkStatistics().map(sinkJSON),
             ])
         }
         addScenarioRoutes(to: router, admin)
@@ -171,7 +175,7 @@ enum AdminRoutes {
             let body = try await request.body.collect(upTo: 64 * 1024)
             let timestamp: Int64
             do throws(DeviceJSONError) {
-                timestamp = try Device.unregisterTimestamp(json: Array(body.readableBytesView), now: NotificationProcessor.systemMilliseconds())
+                timestamp = try Device.unregisterTimestamp(json: Array(body.readableBytesView), now: WallClock.milliseconds())
             } catch {
                 return json(["error": error.message, "parameter": error.field ?? "body"], status: .badRequest)
             }
@@ -225,11 +229,27 @@ enum AdminRoutes {
         json(["error": error.message, "parameter": error.parameter], status: .badRequest)
     }
 
+    /// A sink's lag and counts, as `/admin/stats` lists them.
+    static func sinkJSON(_ sink: RecordingSinkStatistics) -> [String: Any] {
+        var object: [String: Any] = [
+            "name": sink.name,
+            "policy": sink.policy.rawValue,
+            "capacity": sink.capacity,
+            "queued": sink.queued,
+            "peakQueued": sink.peakQueued,
+            "written": sink.written,
+            "skipped": sink.skipped,
+            "backPressurePauses": sink.backPressurePauses,
+        ]
+        if let error = sink.lastError { object["lastError"] = error }
+        return object
+    }
+
+    /// An answer in JSON, written by the one encoder (`JSONWriter`) the record file and the logs use too.
     static func json(_ object: Any, status: HTTPResponse.Status = .ok) -> Response {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
-            ?? Data("{}".utf8)
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        let bytes = JSONWriter.encode(any: object)
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 }

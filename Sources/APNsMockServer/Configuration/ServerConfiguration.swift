@@ -28,6 +28,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var validation = ValidationPolicy()
     public var http2 = HTTP2Settings()
     public var requestLimits = HTTP2RequestLimits()
+    /// libnghttp2 limits that can end a connection (the stream-reset rate limit).
+    public var sessionLimits = HTTP2SessionLimits()
     /// Event-loop threads for the provider port. `System.coreCount` ignores `taskset`, so this is a setting.
     public var threads: Int = defaultThreadCount()
     public var logLevel: Logger.Level = .info

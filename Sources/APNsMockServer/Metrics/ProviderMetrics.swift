@@ -1,5 +1,6 @@
 import APNsMock
 import Prometheus
+import Synchronization
 
 typealias Counter = Prometheus.Counter
 
@@ -12,6 +13,9 @@ typealias Counter = Prometheus.Counter
 public final class ProviderMetrics: Sendable {
     public let registry = PrometheusCollectorRegistry()
     let latency: DurationHistogram
+    /// The gauges of the last render's `extra` series (the scenario's rule hits): series the next render does not
+    /// make again (a rule of a scenario since replaced) are dropped, not left at their last value.
+    private let extraGauges = Mutex<[ObjectIdentifier: Gauge]>([:])
 
     public init() {
         latency = registry.makeDurationHistogram(
@@ -43,7 +47,11 @@ public final class ProviderMetrics: Sendable {
     }
 
     /// Sets the scraped gauges and renders everything.
-    func render(tracker: ConnectionTracker, recorder: RecorderStatistics, extra: [(name: String, unit: String, labels: [(String, String)], value: Double, help: String)]) -> String {
+    func render(
+        tracker: ConnectionTracker,
+        recorder: RecorderStatistics,
+        sinks: [RecordingSinkStatistics],
+        extra: [(name: String, unit: String, labels: [(String, String)], value: Double, help: String)]) -> String {
         func gauge(_ name: String, _ unit: String, _ value: Int, _ help: String) {
             registry.makeGauge(descriptor: Self.name(name, unit: unit, help)).set(Double(value))
         }
@@ -54,9 +62,30 @@ public final class ProviderMetrics: Sendable {
         gauge("recorder_capacity", "", recorder.capacity, "Recordings held at most before the oldest are evicted.")
         gauge("recorder_evictions", "", recorder.evicted, "Recordings evicted since start or the last clear.")
         gauge("recorder_abandoned", "", recorder.abandoned, "Requests that ended without an answer, since start or the last clear.")
-        for item in extra {
-            registry.makeGauge(descriptor: Self.name(item.name, unit: item.unit, item.help), labels: item.labels).set(item.value)
+        for sink in sinks {
+            let labels = [("sink", sink.name)]
+            registry.makeGauge(descriptor: Self.name("sink_queued", unit: "", "Recordings waiting in a sink's queue now: its lag."), labels: labels)
+                .set(Double(sink.queued))
+            registry.makeGauge(descriptor: Self.name("sink_written", unit: "", "Recordings a sink has written since start."), labels: labels)
+                .set(Double(sink.written))
+            registry.makeGauge(descriptor: Self.name("sink_skipped", unit: "", "Recordings a skip-ahead sink let go since start."), labels: labels)
+                .set(Double(sink.skipped))
+            registry.makeGauge(
+                descriptor: Self.name("sink_back_pressure_pauses", unit: "", "Times a full sink paused reading on the provider port."),
+                labels: labels
+            ).set(Double(sink.backPressurePauses))
         }
+        var made: [ObjectIdentifier: Gauge] = [:]
+        for item in extra {
+            let gauge = registry.makeGauge(descriptor: Self.name(item.name, unit: item.unit, item.help), labels: item.labels)
+            gauge.set(item.value)
+            made[ObjectIdentifier(gauge)] = gauge
+        }
+        let stale = extraGauges.withLock { previous -> [Gauge] in
+            defer { previous = made }
+            return previous.filter { made[$0.key] == nil }.map(\.value)
+        }
+        for gauge in stale { registry.unregisterGauge(gauge) }
         return registry.emitToString()
     }
 }

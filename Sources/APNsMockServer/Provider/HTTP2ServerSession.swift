@@ -17,6 +17,19 @@ public struct HTTP2Settings: Sendable, Equatable {
     public init() {}
 }
 
+/// libnghttp2's own limits that can end a connection, set on purpose rather than left at the library's defaults.
+public struct HTTP2SessionLimits: Sendable, Equatable {
+    /// Incoming RST_STREAM frames allowed in a burst, and regained per second (a token bucket). libnghttp2's
+    /// default (1,000, then 33/s) ends a connection with GOAWAY once a client has reset 1,000 streams quickly, and
+    /// curl resets every stream it has already received an answer on: with the default, one curl connection could
+    /// send only about 1,000 pushes. APNs' own limit is not known; a mock answers each stream at once, so rapid
+    /// resets cost it nothing, and the default here lets any real client go on for ever.
+    public var streamResetBurst: UInt64 = 1_000_000
+    public var streamResetRatePerSecond: UInt64 = 1_000_000
+
+    public init() {}
+}
+
 /// Per-request size limits applied while bytes arrive, before any decision is made.
 public struct HTTP2RequestLimits: Sendable, Equatable {
     /// Body bytes kept for the recording; the rest is counted and discarded.
@@ -33,6 +46,11 @@ enum HTTP2SessionEvent {
     case request(streamID: Int32, APNsRequest)
     /// A stream ended before its request did: record it, there is nothing to answer.
     case abandoned(streamID: Int32, APNsRequest, because: String)
+    /// A decided answer's fate is known: its last frame was handed to the socket layer, or the stream or the
+    /// connection closed before it could be (then `delivery` says why).
+    case finished(streamID: Int32, APNsRequest, RecordingOutcome, AnswerDelivery)
+    /// libnghttp2 itself ended the connection with GOAWAY (a limit of its own, or a protocol error by the peer).
+    case libraryGoAway(errorCode: UInt32, lastStreamID: Int32)
 }
 
 /// Why a session cannot go on.
@@ -65,6 +83,9 @@ final class HTTP2ServerSession {
         var resetAfterAnswer = false
         var responseBody: [UInt8] = []
         var responseBodyOffset = 0
+        /// What the decided answer's recording needs, held until the answer's last frame is sent or the stream
+        /// closes without it.
+        var outcome: RecordingOutcome?
 
         init(id: Int32) {
             self.id = id
@@ -84,6 +105,7 @@ final class HTTP2ServerSession {
             resetAfterAnswer = false
             responseBody = []
             responseBodyOffset = 0
+            outcome = nil
         }
 
         private static let keptBodyCapacity = 4096
@@ -109,8 +131,17 @@ final class HTTP2ServerSession {
     private let settings: HTTP2Settings
     private let limits: HTTP2RequestLimits
     private let tracker: ConnectionTracker?
+    /// GOAWAY frames this side submitted and libnghttp2 has not sent yet: any other GOAWAY it sends is its own.
+    private var goAwaysSubmitted = 0
+    /// Streams holding an outcome: while there are none, a sent frame needs no stream lookup.
+    private var streamsHoldingOutcome = 0
 
-    init(settings: HTTP2Settings, limits: HTTP2RequestLimits, tracker: ConnectionTracker? = nil) {
+    init(
+        settings: HTTP2Settings,
+        limits: HTTP2RequestLimits,
+        sessionLimits: HTTP2SessionLimits = HTTP2SessionLimits(),
+        tracker: ConnectionTracker? = nil
+    ) {
         self.settings = settings
         self.limits = limits
         self.tracker = tracker
@@ -126,6 +157,7 @@ final class HTTP2ServerSession {
         // Closed streams are kept only to maintain RFC 7540's priority tree, which APNs clients do not use:
         // dropping them saves per-stream work and memory on every request.
         nghttp2_option_set_no_closed_streams(option, 1)
+        nghttp2_option_set_stream_reset_rate_limit(option, sessionLimits.streamResetBurst, sessionLimits.streamResetRatePerSecond)
         nghttp2_session_server_new2(&session, callbacks, Unmanaged.passUnretained(self).toOpaque(), option)
     }
 
@@ -222,9 +254,15 @@ final class HTTP2ServerSession {
 
     /// Ends the session: every stream whose request never ended is reported as abandoned.
     func close(because reason: String) -> [HTTP2SessionEvent] {
-        for stream in streams.allValues.sorted(by: { $0.id < $1.id }) where !stream.answered && !stream.awaitingAnswer {
-            events.append(.abandoned(streamID: stream.id, request(from: stream), because: reason))
+        for stream in streams.allValues.sorted(by: { $0.id < $1.id }) {
+            if let outcome = stream.outcome {
+                stream.outcome = nil
+                events.append(.finished(streamID: stream.id, request(from: stream), outcome, .notSent(because: reason)))
+            } else if !stream.answered, !stream.awaitingAnswer {
+                events.append(.abandoned(streamID: stream.id, request(from: stream), because: reason))
+            }
         }
+        streamsHoldingOutcome = 0
         tracker?.streamsClosed(streams.count)
         streams.removeAll()
         spareStreams.removeAll()
@@ -242,14 +280,22 @@ final class HTTP2ServerSession {
         stream(streamID) != nil
     }
 
-    /// Number of streams libnghttp2 is tracking for this connection.
-    var openStreamCount: Int { streams.count }
-
     // MARK: Answers and connection control
 
+    /// Keeps what a stream's recording needs until its answer's last frame is sent, or the stream closes first;
+    /// either way a `.finished` event hands it back. Returns `false` (keeping nothing) when the stream is gone.
+    func attach(_ outcome: RecordingOutcome, to streamID: Int32) -> Bool {
+        guard session != nil, let stream = stream(streamID) else { return false }
+        if stream.outcome == nil { streamsHoldingOutcome += 1 }
+        stream.outcome = outcome
+        return true
+    }
+
     /// Queues the answer for a stream: a lone HEADERS frame for a 200, HEADERS + one DATA frame otherwise.
-    func respond(streamID: Int32, with response: APNsResponse) {
-        guard let session, let stream = stream(streamID), !stream.answered else { return }
+    /// Returns `false` when the stream is gone or libnghttp2 refused the answer.
+    @discardableResult
+    func respond(streamID: Int32, with response: APNsResponse) -> Bool {
+        guard let session, let stream = stream(streamID), !stream.answered else { return false }
         stream.answered = true
         lastAnsweredStreamID = max(lastAnsweredStreamID, streamID)
         stream.resetAfterAnswer = !stream.requestEnded
@@ -261,6 +307,7 @@ final class HTTP2ServerSession {
         let hasUniqueID = response.uniqueIDValue != nil
         let hasBody = !stream.responseBody.isEmpty
         var status = Self.statusText(response.status)
+        var submitted: Int32 = 0
         response.apnsIDValue.withUTF8 { idBytes in
             uniqueID.withUTF8 { uniqueBytes in
                 status.withUTF8 { statusBytes in
@@ -285,16 +332,17 @@ final class HTTP2ServerSession {
                                 source: nghttp2_data_source(ptr: nil),
                                 read_callback: Self.readResponseBody
                             )
-                            _ = nghttp2_submit_response(session, streamID, nva.baseAddress, count, &provider)
+                            submitted = nghttp2_submit_response(session, streamID, nva.baseAddress, count, &provider)
                         } else {
                             // No data provider: HEADERS carries END_STREAM, and no empty DATA frame follows
                             // (aioapns parses every DATA frame as JSON).
-                            _ = nghttp2_submit_response(session, streamID, nva.baseAddress, count, nil)
+                            submitted = nghttp2_submit_response(session, streamID, nva.baseAddress, count, nil)
                         }
                     }
                 }
             }
         }
+        return submitted == 0
     }
 
     /// Resets a stream (RST_STREAM) instead of answering it.
@@ -319,28 +367,16 @@ final class HTTP2ServerSession {
         guard let session else { return }
         let last = lastStreamID ?? lastAnsweredStreamID
         var debug = debugData
-        debug.withUTF8 { data in
-            _ = nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), last, errorCode, data.baseAddress, data.count)
+        let result = debug.withUTF8 { data in
+            nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), last, errorCode, data.baseAddress, data.count)
         }
+        if result == 0 { goAwaysSubmitted += 1 }
     }
 
     /// The highest stream id libnghttp2 has processed (received) so far.
     var lastReceivedStreamID: Int32 {
         guard let session else { return 0 }
         return nghttp2_session_get_last_proc_stream_id(session)
-    }
-
-    /// Starts a graceful shutdown: tells the client no new streams will be accepted (RFC 9113 §6.8).
-    func submitShutdownNotice() {
-        guard let session else { return }
-        _ = nghttp2_submit_shutdown_notice(session)
-    }
-
-    /// Asks libnghttp2 to end the session after the streams in flight (a final GOAWAY once they are done).
-    func terminateWhenIdle() {
-        guard let session else { return }
-        let last = nghttp2_session_get_last_proc_stream_id(session)
-        _ = nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), last, 0, nil, 0)
     }
 
     // MARK: Building requests
@@ -433,11 +469,26 @@ final class HTTP2ServerSession {
     }
 
     fileprivate func frameSent(streamID: Int32, endedStream: Bool) {
-        guard endedStream, streamsToResetAfterAnswer > 0, let session, let stream = stream(streamID), stream.resetAfterAnswer else { return }
+        guard endedStream, streamsHoldingOutcome > 0 || streamsToResetAfterAnswer > 0, let stream = stream(streamID) else { return }
+        if let outcome = stream.outcome {
+            // The answer's last frame is in the bytes about to be written: it counts as sent.
+            stream.outcome = nil
+            streamsHoldingOutcome -= 1
+            events.append(.finished(streamID: streamID, request(from: stream), outcome, .sent))
+        }
+        guard streamsToResetAfterAnswer > 0, let session, stream.resetAfterAnswer else { return }
         stream.resetAfterAnswer = false
         streamsToResetAfterAnswer -= 1
         // The answer is out: tell the client to stop sending the rest of its body (RFC 9113 §8.1).
         _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), streamID, NGHTTP2_NO_ERROR.rawValue)
+    }
+
+    fileprivate func goAwaySent(errorCode: UInt32, lastStreamID: Int32) {
+        if goAwaysSubmitted > 0 {
+            goAwaysSubmitted -= 1
+        } else {
+            events.append(.libraryGoAway(errorCode: errorCode, lastStreamID: lastStreamID))
+        }
     }
 
     fileprivate func streamClosed(streamID: Int32, errorCode: UInt32) {
@@ -445,7 +496,14 @@ final class HTTP2ServerSession {
         tracker?.streamsClosed()
         if stream.resetAfterAnswer { streamsToResetAfterAnswer -= 1 }
         if cachedStream?.toOpaque() == Unmanaged.passUnretained(stream).toOpaque() { cachedStream = nil }
-        if !stream.answered, !stream.awaitingAnswer {
+        if let outcome = stream.outcome {
+            stream.outcome = nil
+            streamsHoldingOutcome -= 1
+            let why = errorCode == 0
+                ? "the stream closed before the answer was sent"
+                : "the stream was closed (HTTP/2 error \(Self.errorName(errorCode))) before the answer was sent"
+            events.append(.finished(streamID: streamID, request(from: stream), outcome, .notSent(because: why)))
+        } else if !stream.answered, !stream.awaitingAnswer {
             let why = errorCode == 0
                 ? "stream closed before the request ended"
                 : "stream reset before the request ended (HTTP/2 error \(Self.errorName(errorCode)))"
@@ -575,6 +633,11 @@ final class HTTP2ServerSession {
         }
         nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, userData in
             let header = frame!.pointee.hd
+            if header.type == UInt8(NGHTTP2_GOAWAY.rawValue) {
+                let goAway = frame!.pointee.goaway
+                HTTP2ServerSession.withOwner(userData) { $0.goAwaySent(errorCode: goAway.error_code, lastStreamID: goAway.last_stream_id) }
+                return 0
+            }
             let endStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
             if endStream, header.type == UInt8(NGHTTP2_DATA.rawValue) || header.type == UInt8(NGHTTP2_HEADERS.rawValue) {
                 HTTP2ServerSession.withOwner(userData) { $0.frameSent(streamID: header.stream_id, endedStream: true) }

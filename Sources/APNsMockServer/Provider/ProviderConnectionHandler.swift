@@ -4,36 +4,44 @@ import NIOCore
 import NIOSSL
 import NIOTLS
 
-/// Moves the bytes of one provider connection between TLS and its libnghttp2 session, and hands each
-/// complete request to the `NotificationProcessor` on this event loop.
+/// Moves the bytes of one provider connection between TLS and its libnghttp2 session, hands each complete
+/// request to the `NotificationProcessor` on this event loop, carries out its decision, and records each
+/// request beside the path once the wire has said what became of its answer.
 ///
 /// Output is drained from libnghttp2 once per read batch and written with one flush, and only while the
-/// channel is writable, so a slow client cannot make the server buffer without bound.
-final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
+/// channel is writable, so a slow client cannot make the server buffer without bound. While a recording sink
+/// is full (`RecordingBackPressure`), the handler stops asking the socket for more bytes: the provider is slowed
+/// by TCP flow control, and no event loop ever blocks.
+final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     private let session: HTTP2ServerSession
     private let processor: NotificationProcessor
+    private let recorder: Recorder
     private let tracker: ConnectionTracker
     private var connection: ConnectionInfo
     private var ids = APNsIDGenerator()
     private var logger: Logger
-    private var finished = false
+    private var lifecycle = StateMachine(gated: false)
+    /// The connection's requests have been settled (each recorded) and its session closed.
+    private var settled = false
     private var counted = false
+    /// A `closeAfterWrites` action is waiting for the current flush to end.
+    private var closeRequested = false
     /// Set once TLS tells who the client is; SETTINGS wait for it, since their stream limit depends on it.
     private var state: ProviderConnectionState?
+    private var recordingContext = RecordingContext()
     /// A scenario outage said to refuse this connection with a GOAWAY once TLS is up.
     private var outageGoAway: (errorCode: UInt32, debugData: String)?
     private let identify: @Sendable (NIOSSLCertificate) -> CertificateIdentity?
-    /// Recordings of answers waiting for a scenario's delay, by stream: committed when the answer goes out, or
-    /// as abandoned if the connection ends first.
-    private var delayedRecordings: [Int32: RecordedNotification] = [:]
-    /// A decision asked to close the connection once what is queued has been written.
-    private var closeAfterWrite = false
     /// Our SETTINGS go out at once, except to a client that negotiated `http/1.1`: it gets a readable 505
     /// instead of binary frames. A client without ALPN (aioapns) is taken to speak HTTP/2, as APNs does.
     private var peerSpeaksHTTP2 = false
+    /// Reading is paused while a recording sink is full; a `read` asked for meanwhile waits here.
+    private var readPaused = false
+    private var pendingRead = false
     private var metrics: ConnectionMetrics
     /// Read once: the logger's level cannot change during a connection, and asking it per request showed in profiles.
     private let logsRequests: Bool
@@ -43,18 +51,21 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
 
     init(
         processor: NotificationProcessor,
+        recorder: Recorder,
         settings: HTTP2Settings,
         limits: HTTP2RequestLimits,
+        sessionLimits: HTTP2SessionLimits,
         tracker: ConnectionTracker,
         metrics: ProviderMetrics,
         logger: Logger,
         identify: @escaping @Sendable (NIOSSLCertificate) -> CertificateIdentity?
     ) {
         self.processor = processor
+        self.recorder = recorder
         self.identify = identify
         self.tracker = tracker
         self.metrics = ConnectionMetrics(metrics)
-        self.session = HTTP2ServerSession(settings: settings, limits: limits, tracker: tracker)
+        self.session = HTTP2ServerSession(settings: settings, limits: limits, sessionLimits: sessionLimits, tracker: tracker)
         self.connection = ConnectionInfo(id: tracker.nextConnectionID())
         self.logger = logger
         self.logger[metadataKey: "connection"] = "\(connection.id)"
@@ -87,10 +98,11 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         guard state == nil else { return }
         let fresh = processor.makeConnectionState(certificate: certificate)
         state = fresh
+        if lifecycle.isServing { lifecycle = StateMachine(gated: fresh.auth.isStreamGated) }
         session.submitInitialSettings(advertisedMaxConcurrentStreams: processor.initialMaxConcurrentStreams(for: fresh.auth))
         if let outage = outageGoAway {
             logger.info("scenario outage: refusing the connection with GOAWAY")
-            perform([.goAway(errorCode: outage.errorCode, lastStreamID: 0, debugData: outage.debugData), .close], context: context)
+            apply(lifecycle.refused(goAway: outage), context: context)
         }
         flushOutput(context: context)
     }
@@ -109,7 +121,7 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         switch processor.scenario.current.isRefusingConnections() {
         case .refuse?:
             logger.info("scenario outage: refusing the connection")
-            close(context: context, because: "connection refused: scenario outage")
+            apply(lifecycle.refused(goAway: nil), context: context)
         case .goAway(let errorCode, let debugData)?:
             outageGoAway = (errorCode, debugData)
         case nil:
@@ -118,7 +130,7 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !finished else { return }
+        guard !settled else { return }
         if state == nil { startSession(context: context, certificate: nil) }
         let buffer = unwrapInboundIn(data)
         let result = buffer.withUnsafeReadableBytes { bytes in
@@ -129,12 +141,13 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         case .success(let events):
             peerSpeaksHTTP2 = true
             handle(events, context: context)
+            pauseReadingWhileSinksAreFull(context: context)
         case .failure(.notHTTP2(let looksLikeHTTP1)):
             refuseNonHTTP2Client(context: context, looksLikeHTTP1: looksLikeHTTP1)
         case .failure(.fatal(let code, let message)):
             logger.info("closing provider connection: HTTP/2 error", metadata: ["code": "\(code)", "error": "\(message)"])
-            flushOutput(context: context)
-            close(context: context, because: "connection closed after an HTTP/2 error (\(message))")
+            apply(lifecycle.failed(), context: context)
+            flushOutput(context: context, closingBecause: "connection closed after an HTTP/2 error (\(message))")
         }
     }
 
@@ -149,12 +162,12 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        finish(because: "connection closed before the request ended")
+        settle(because: "connection closed before the request ended", context: context)
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        finish(because: "connection closed before the request ended")
+        settle(because: "connection closed before the request ended", context: context)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -163,7 +176,38 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         close(context: context, because: "connection failed before the request ended (\(error))")
     }
 
+    func read(context: ChannelHandlerContext) {
+        if readPaused {
+            pendingRead = true
+        } else {
+            context.read()
+        }
+    }
+
     // MARK: Private
+
+    /// Back-pressure from the recording sinks: no more reads until they have room again.
+    private func pauseReadingWhileSinksAreFull(context: ChannelHandlerContext) {
+        guard !readPaused, recorder.backPressure.isEngaged else { return }
+        readPaused = true
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        recorder.backPressure.whenReleased {
+            eventLoop.execute {
+                let (handler, context) = loopBound.value
+                handler.resumeReading(context: context)
+            }
+        }
+    }
+
+    private func resumeReading(context: ChannelHandlerContext) {
+        guard readPaused else { return }
+        readPaused = false
+        if pendingRead {
+            pendingRead = false
+            context.read()
+        }
+    }
 
     private func handle(_ events: consuming [HTTP2SessionEvent], context: ChannelHandlerContext) {
         guard !events.isEmpty else { return }
@@ -193,21 +237,26 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
                         ]
                     )
                 }
+                // Recorded beside the path: an answer when the session has sent it (a `.finished` event), a request
+                // that gets none at once, since nothing on the wire can change that.
+                if decision.response == nil {
+                    recorder.record(request, streamID: streamID, connection: connection, outcome: decision.outcome, context: &recordingContext)
+                } else if !session.attach(decision.outcome, to: streamID) {
+                    recorder.record(
+                        request, streamID: streamID, connection: connection, outcome: decision.outcome,
+                        delivery: .notSent(because: "the stream closed before the answer was decided"), context: &recordingContext
+                    )
+                    continue
+                }
                 let pushType = decision.pushType
                 if let delay = decision.delay, delay > .zero {
-                    // A scenario's latency: answer later on this event loop; the connection may be gone by then.
-                    if let recording = decision.pendingRecording { delayedRecordings[streamID] = recording }
+                    // A scenario's latency: answer later on this event loop; the stream or connection may be gone by
+                    // then, and the session has recorded it as not sent.
                     context.eventLoop.assumeIsolated().scheduleTask(in: Self.timeAmount(delay)) {
-                        // Gone from the table: the connection finished first and recorded it as abandoned.
-                        guard let recording = self.delayedRecordings.removeValue(forKey: streamID) else { return }
-                        guard !self.finished, self.session.isOpen(streamID) else {
-                            self.processor.commit(recording, sent: false, because: "stream reset during the scenario's delay")
-                            return
-                        }
+                        guard !self.settled, self.session.isOpen(streamID) else { return }
                         self.carryOut(decision, streamID: streamID, pushType: pushType, context: context)
                         self.metrics.recordLatency(ContinuousClock.now - started, requests: 1)
                         self.metrics.flush()
-                        self.processor.commit(recording, sent: true)
                         self.flushOutput(context: context)
                     }
                 } else {
@@ -215,7 +264,15 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
                     carriedOut += 1
                 }
             case .abandoned(let streamID, let request, let because):
-                processor.recordAbandoned(request, streamID: streamID, connection: connection, because: because)
+                recorder.recordAbandoned(request, streamID: streamID, connection: connection, at: receivedAt, because: because)
+            case .finished(let streamID, let request, let outcome, let delivery):
+                recorder.record(request, streamID: streamID, connection: connection, outcome: outcome, delivery: delivery, context: &recordingContext)
+                apply(lifecycle.answerFinished(streamID: streamID), context: context)
+            case .libraryGoAway(let errorCode, let lastStreamID):
+                logger.warning(
+                    "libnghttp2 ended the connection with GOAWAY (one of its limits, or a protocol error by the client)",
+                    metadata: ["error-code": "\(HTTP2ErrorCodeName.name(of: errorCode))", "last-stream": "\(lastStreamID)"]
+                )
             }
         }
         // The batch's answers leave together, in the write after it: one clock reading stands for all of them.
@@ -229,9 +286,10 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         pushType: String?,
         context: ChannelHandlerContext
     ) {
+        var answered = false
         if let response = decision.response {
-            session.respond(streamID: streamID, with: response)
-            metrics.count(response, pushType: pushType)
+            answered = session.respond(streamID: streamID, with: response)
+            if answered { metrics.count(response, pushType: pushType) }
         }
         switch decision.streamFault {
         case .reset(let errorCode)?:
@@ -241,7 +299,9 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
         case nil:
             break
         }
-        perform(decision.actions, context: context)
+        if !decision.actions.isEmpty {
+            apply(lifecycle.decided(streamID: streamID, answered: answered, actions: decision.actions), context: context)
+        }
     }
 
     static func timeAmount(_ duration: Duration) -> TimeAmount {
@@ -252,69 +312,91 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
     /// The server is stopping: a GOAWAY with APNs' `{"reason":"Shutdown"}` tells the client to open no more
     /// streams; the streams in flight are still answered, and the connection closes once they are.
     private func beginShutdown(context: ChannelHandlerContext) {
-        guard !finished else { return }
+        guard !settled else { return }
         guard peerSpeaksHTTP2 else {
             close(context: context, because: "connection closed: the server is shutting down")
             return
         }
         logger.debug("server shutting down: sending GOAWAY")
-        // Every stream received so far will still be answered, so the GOAWAY names the last one received.
-        session.goAway(errorCode: 0, lastStreamID: session.lastReceivedStreamID, debugData: Reason.shutdown.body())
+        apply(lifecycle.shutdownRequested(lastReceivedStreamID: session.lastReceivedStreamID), context: context)
         flushOutput(context: context)
     }
 
-    private func perform(_ actions: [ConnectionAction], context: ChannelHandlerContext) {
+    /// Carries out the state machine's actions.
+    private func apply(_ actions: [StateMachine.Action], context: ChannelHandlerContext) {
         for action in actions {
             switch action {
             case .goAway(let errorCode, let lastStreamID, let debugData):
                 logger.info("sending GOAWAY", metadata: ["error-code": "\(errorCode)", "debug": "\(debugData)"])
                 session.goAway(errorCode: errorCode, lastStreamID: lastStreamID, debugData: debugData)
-            case .close:
-                closeAfterWrite = true
             case .setMaxConcurrentStreams(let value):
                 session.submitMaxConcurrentStreams(value)
-            case .drop:
-                logger.info("scenario: dropping the connection")
+            case .closeAfterWrites:
+                closeRequested = true
+            case .closeNow:
+                logger.info("closing the connection at once (scenario drop or outage)")
                 close(context: context, because: "connection dropped by the scenario before the request ended")
                 return
             }
         }
     }
 
-    private func flushOutput(context: ChannelHandlerContext) {
-        guard !finished, peerSpeaksHTTP2 else { return }
-        while context.channel.isWritable {
-            var output = context.channel.allocator.buffer(capacity: 0)
-            let drained: Int
-            do {
-                drained = try session.drainOutput(maxBytes: Self.drainChunk) { output.writeBytes($0) }
-            } catch {
-                logger.info("closing provider connection: HTTP/2 error while sending", metadata: ["error": "\(error)"])
-                close(context: context, because: "connection closed after an HTTP/2 error")
-                return
+    /// Writes what libnghttp2 has queued; then, when the connection is to close, settles its requests and closes
+    /// once the writes have left.
+    private func flushOutput(context: ChannelHandlerContext, closingBecause reason: String? = nil) {
+        if !settled, peerSpeaksHTTP2 {
+            while context.channel.isWritable {
+                var output = context.channel.allocator.buffer(capacity: 0)
+                let drained: Int
+                do {
+                    drained = try session.drainOutput(maxBytes: Self.drainChunk) { output.writeBytes($0) }
+                } catch {
+                    logger.info("closing provider connection: HTTP/2 error while sending", metadata: ["error": "\(error)"])
+                    close(context: context, because: "connection closed after an HTTP/2 error")
+                    return
+                }
+                handle(session.takeEvents(), context: context)
+                guard drained > 0 else { break }
+                context.writeAndFlush(wrapOutboundOut(output), promise: nil)
             }
-            handle(session.takeEvents(), context: context)
-            guard drained > 0 else { break }
-            context.writeAndFlush(wrapOutboundOut(output), promise: nil)
+            if session.isFinished { apply(lifecycle.sessionFinished(), context: context) }
         }
-        if closeAfterWrite || session.isFinished {
-            finish(because: closeAfterWrite ? "connection closed by the server before the request ended" : "connection closed before the request ended")
+        if closeRequested || reason != nil, !settled {
+            settle(because: reason ?? "connection closed by the server before the answer was sent", context: context)
             closeAfterPendingWrites(context: context)
         }
     }
 
     /// Closes once everything written so far has reached the socket: closing at once would discard writes
     /// still queued in the channel (answers a client is waiting for, a GOAWAY).
+    ///
+    /// A lingering close: the output side closes first (TLS close_notify, then FIN), and the socket stays open to
+    /// read (and discard) what the client was still sending, until it closes too or `lingerBound` passes. Closing
+    /// both sides at once while a client frame is in flight makes the kernel answer it with a reset, and a
+    /// client that gets a reset drops what it had not read yet: the last answer and the GOAWAY.
     private func closeAfterPendingWrites(context: ChannelHandlerContext) {
-        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0))).assumeIsolated().whenComplete { _ in
-            context.close(promise: nil)
+        let flushed = context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)))
+        flushed.assumeIsolated().whenComplete { _ in
+            context.close(mode: .output).assumeIsolated().whenComplete { result in
+                guard case .success = result else {
+                    context.close(promise: nil)
+                    return
+                }
+                context.eventLoop.assumeIsolated().scheduleTask(in: Self.lingerBound) {
+                    context.close(promise: nil)
+                }
+            }
         }
     }
+
+    /// How long a closing connection keeps reading after its last frame, for the client to close first.
+    static let lingerBound: TimeAmount = .seconds(1)
 
     /// A client that does not speak HTTP/2 (no `h2` in ALPN, or plain HTTP/1.1): say so plainly, then close.
     private func refuseNonHTTP2Client(context: ChannelHandlerContext, looksLikeHTTP1: Bool) {
         logger.info("closing provider connection: client does not speak HTTP/2", metadata: ["http1": "\(looksLikeHTTP1)"])
-        finish(because: "connection closed: client does not speak HTTP/2")
+        _ = lifecycle.failed()
+        settle(because: "connection closed: client does not speak HTTP/2", context: context)
         guard looksLikeHTTP1 else {
             context.close(promise: nil)
             return
@@ -330,21 +412,17 @@ final class ProviderConnectionHandler: ChannelInboundHandler, RemovableChannelHa
     }
 
     private func close(context: ChannelHandlerContext, because reason: String) {
-        finish(because: reason)
+        _ = lifecycle.failed()
+        settle(because: reason, context: context)
         context.close(promise: nil)
     }
 
-    /// Ends the session once, recording every request that will now never be answered.
-    private func finish(because reason: String) {
-        guard !finished else { return }
-        finished = true
-        for case .abandoned(let streamID, let request, let because) in session.close(because: reason) {
-            processor.recordAbandoned(request, streamID: streamID, connection: connection, because: because)
-        }
-        for recording in delayedRecordings.values.sorted(by: { $0.streamID < $1.streamID }) {
-            processor.commit(recording, sent: false)
-        }
-        delayedRecordings.removeAll()
+    /// Ends the session once, recording every request it still held: answers not sent, requests not ended.
+    private func settle(because reason: String, context: ChannelHandlerContext) {
+        guard !settled else { return }
+        settled = true
+        handle(session.close(because: reason), context: context)
+        _ = lifecycle.closed()
         processor.scenario.current.connectionClosed(connection.id)
         if counted {
             tracker.closed()

@@ -24,8 +24,10 @@ final class ProviderListener: Sendable {
         group: any EventLoopGroup,
         sslContext: NIOSSLContext,
         processor: NotificationProcessor,
+        recorder: Recorder,
         settings: HTTP2Settings,
         limits: HTTP2RequestLimits,
+        sessionLimits: HTTP2SessionLimits,
         tracker: ConnectionTracker,
         metrics: ProviderMetrics,
         acceptAnyClientCertificate: Bool,
@@ -52,8 +54,10 @@ final class ProviderListener: Sendable {
                         : NIOSSLServerHandler(context: sslContext)
                     let http2 = ProviderConnectionHandler(
                         processor: processor,
+                        recorder: recorder,
                         settings: settings,
                         limits: limits,
+                        sessionLimits: sessionLimits,
                         tracker: tracker,
                         metrics: metrics,
                         logger: logger,

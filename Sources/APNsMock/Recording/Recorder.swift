@@ -1,0 +1,98 @@
+/// Where recordings go: made once the wire has said what became of a request, stored in the in-memory store
+/// (which numbers them and serves the admin API), and handed in the same order to every other sink.
+///
+/// The connection handler calls `record` beside the request path, after the answer's frames were handed to the
+/// socket layer or the stream was given up; the decision itself records nothing.
+public final class Recorder: Sendable {
+    /// The in-memory store: queries, waits and the counts of `/admin/stats`.
+    public let store: NotificationStore
+    /// The other sinks, in the order they were given.
+    public let sinks: [any RecordingSink]
+    /// Thrown by a back-pressure sink whose queue is full; provider connections pause reading while it is.
+    public let backPressure: RecordingBackPressure
+
+    /// - Parameters:
+    ///   - capacity: recordings the store keeps before evicting the oldest.
+    ///   - sinks: consumers given every recording after the store, in sequence order.
+    public init(capacity: Int = 100_000, sinks: [any RecordingSink] = [], backPressure: RecordingBackPressure = RecordingBackPressure()) {
+        self.sinks = sinks
+        self.backPressure = backPressure
+        if sinks.isEmpty {
+            store = NotificationStore(capacity: capacity)
+        } else {
+            store = NotificationStore(capacity: capacity) { recording in
+                for sink in sinks { sink.enqueue(recording) }
+            }
+        }
+    }
+
+    /// Records a request with the outcome its decision gave and what became of the answer on the wire.
+    ///
+    /// An answer that was not sent is recorded without it, as abandoned, with why and with the answer it would
+    /// have been: a recording never claims an answer the client did not get.
+    @discardableResult
+    public func record(
+        _ request: borrowing APNsRequest,
+        streamID: Int32,
+        connection: ConnectionInfo,
+        outcome: borrowing RecordingOutcome,
+        delivery: AnswerDelivery = .sent,
+        context: inout RecordingContext
+    ) -> UInt64 {
+        var response = outcome.response
+        var extras = outcome.extras
+        if case .notSent(let because) = delivery, let answer = response {
+            let intended = answer.reason.map { "\(answer.status) \($0.rawValue)" } ?? String(answer.status)
+            extras = RecordExtras(
+                abandonedBecause: "answer \(intended) not sent: \(because)",
+                authentication: extras?.authentication,
+                scenarioRule: extras?.scenarioRule,
+                faults: extras?.faults ?? []
+            )
+            response = nil
+        }
+        return store.append(
+            RecordedNotification(
+                sequence: 0,
+                receivedAt: outcome.receivedAt,
+                connectionID: connection.id,
+                streamID: streamID,
+                request: request,
+                response: response,
+                extras: extras,
+                shapes: &context.shapes
+            )
+        )
+    }
+
+    /// Records a request that ended before it was decided (a stream reset or closed mid-request).
+    @discardableResult
+    public func recordAbandoned(
+        _ request: borrowing APNsRequest,
+        streamID: Int32,
+        connection: ConnectionInfo,
+        at receivedAt: Int64,
+        because reason: String
+    ) -> UInt64 {
+        var context = RecordingContext()
+        return record(
+            request,
+            streamID: streamID,
+            connection: connection,
+            outcome: .abandoned(at: receivedAt, because: reason),
+            context: &context
+        )
+    }
+
+    /// Every sink's counts, the store first.
+    public func sinkStatistics() -> [RecordingSinkStatistics] {
+        sinks.map { $0.statistics() }
+    }
+
+    /// Finishes every sink (writes what is queued), each within `timeout`; returns their final counts.
+    public func finishSinks(timeout: Duration) async -> [RecordingSinkStatistics] {
+        var results: [RecordingSinkStatistics] = []
+        for sink in sinks { results.append(await sink.finish(timeout: timeout)) }
+        return results
+    }
+}

@@ -1,0 +1,40 @@
+import Synchronization
+
+/// The switch a back-pressure sink throws when its queue is full: provider connections check it after each read
+/// batch and, while it is engaged, stop asking their socket for more bytes until it is released.
+///
+/// Checking is one atomic load, so the hot path pays nothing while no sink is behind.
+public final class RecordingBackPressure: Sendable {
+    private let engagedBy = Atomic<Int>(0)
+    private let waiters = Mutex<[@Sendable () -> Void]>([])
+
+    public init() {}
+
+    /// Whether some sink is full.
+    public var isEngaged: Bool { engagedBy.load(ordering: .acquiring) > 0 }
+
+    /// Calls `resume` once no sink is full any more: at once when none is now. It runs on the releasing sink's
+    /// thread, so it must only hop to where the work belongs (an event loop).
+    public func whenReleased(_ resume: @escaping @Sendable () -> Void) {
+        let now = waiters.withLock { waiters -> Bool in
+            guard isEngaged else { return true }
+            waiters.append(resume)
+            return false
+        }
+        if now { resume() }
+    }
+
+    package func engage() {
+        waiters.withLock { _ in _ = engagedBy.add(1, ordering: .releasing) }
+    }
+
+    package func release() {
+        let ready = waiters.withLock { waiters -> [@Sendable () -> Void] in
+            let remaining = engagedBy.subtract(1, ordering: .releasing).newValue
+            guard remaining <= 0 else { return [] }
+            defer { waiters.removeAll() }
+            return waiters
+        }
+        for resume in ready { resume() }
+    }
+}

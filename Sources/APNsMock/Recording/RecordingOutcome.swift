@@ -1,0 +1,51 @@
+/// What a recording needs besides the request: made by the decision, with no side effect, and carried beside the
+/// stream until the wire says what became of the answer.
+public struct RecordingOutcome: Sendable, Equatable {
+    /// When the request's last frame arrived, in milliseconds since the epoch.
+    public var receivedAt: Int64
+    /// The answer decided, or `nil` when the request gets none (a stream fault, a refused connection).
+    public var response: APNsResponse?
+    /// Authentication, scenario rule, faults and why there is no answer; shared between recordings when equal.
+    var extras: RecordExtras?
+
+    init(receivedAt: Int64, response: APNsResponse?, extras: RecordExtras?) {
+        self.receivedAt = receivedAt
+        self.response = response
+        self.extras = extras
+    }
+
+    /// An outcome with no answer, for a request that ended before it could be decided.
+    public static func abandoned(at receivedAt: Int64, because reason: String) -> RecordingOutcome {
+        RecordingOutcome(
+            receivedAt: receivedAt,
+            response: nil,
+            extras: RecordExtras(abandonedBecause: reason, authentication: nil, scenarioRule: nil, faults: [])
+        )
+    }
+
+    /// Why there is no answer, when the decision gave none.
+    public var abandonedBecause: String? { extras?.abandonedBecause }
+
+    public static func == (lhs: RecordingOutcome, rhs: RecordingOutcome) -> Bool {
+        lhs.receivedAt == rhs.receivedAt && lhs.response == rhs.response
+            && lhs.extras?.abandonedBecause == rhs.extras?.abandonedBecause
+            && lhs.extras?.authentication == rhs.extras?.authentication
+            && lhs.extras?.scenarioRule == rhs.extras?.scenarioRule && (lhs.extras?.faults ?? []) == (rhs.extras?.faults ?? [])
+    }
+}
+
+/// What became of a decided answer on the wire.
+public enum AnswerDelivery: Sendable, Equatable {
+    /// The answer's last frame was handed to the socket layer.
+    case sent
+    /// The answer never left: the stream or the connection closed first.
+    case notSent(because: String)
+}
+
+/// What a connection keeps for making its recordings: the last request's bytes, which the next recording shares
+/// when they are the same (see `RecordStorage`).
+public struct RecordingContext: Sendable {
+    var shapes = RecordShapeCache()
+
+    public init() {}
+}

@@ -1,0 +1,45 @@
+/// A consumer of recordings besides the in-memory store: the NDJSON file, a live feed, a database.
+///
+/// `enqueue` is called with every recording in sequence order, while the recorder's lock is held: it must only
+/// queue (never block, never call back into the recorder). The sink does its work on its own thread or task.
+public protocol RecordingSink: AnyObject, Sendable {
+    /// A short name for logs, `/admin/stats` and `/metrics` (`file`).
+    var name: String { get }
+    func enqueue(_ recording: RecordedNotification)
+    /// Its queue and what it has done so far.
+    func statistics() -> RecordingSinkStatistics
+    /// Writes everything queued, then stops taking recordings; returns when done or when `timeout` passes.
+    func finish(timeout: Duration) async -> RecordingSinkStatistics
+}
+
+/// A sink's counts, as `/admin/stats` and `/metrics` show them.
+public struct RecordingSinkStatistics: Sendable, Equatable {
+    public var name: String
+    /// `back-pressure` or `skip-ahead`: what happens when its queue is full.
+    public var policy: SinkQueuePolicy
+    public var capacity: Int
+    /// Recordings waiting now: the sink's lag.
+    public var queued: Int
+    /// The most ever waiting at once.
+    public var peakQueued: Int
+    /// Recordings the sink has finished with (written to the file, sent to the reader).
+    public var written: UInt64
+    /// Recordings a skip-ahead sink let go because it fell behind (always 0 with back-pressure).
+    public var skipped: UInt64
+    /// Times the queue reached its capacity and the provider port paused reading until it drained.
+    public var backPressurePauses: UInt64
+    /// The last write error, if any (the sink keeps counting what it could not write as not written).
+    public var lastError: String?
+
+    public init(name: String, policy: SinkQueuePolicy, capacity: Int) {
+        self.name = name
+        self.policy = policy
+        self.capacity = capacity
+        self.queued = 0
+        self.peakQueued = 0
+        self.written = 0
+        self.skipped = 0
+        self.backPressurePauses = 0
+        self.lastError = nil
+    }
+}

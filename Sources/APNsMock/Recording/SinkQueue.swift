@@ -1,0 +1,88 @@
+/// What a sink's queue does when it is full.
+public enum SinkQueuePolicy: String, Sendable, Equatable {
+    /// Keep everything: the provider port stops reading (TCP flow control pushes back on the provider) until the
+    /// queue has drained to half. Never blocks an event loop. For sinks that must not lose a recording (the file).
+    case backPressure = "back-pressure"
+    /// Let the oldest queued recordings go and count them, so the reader is told it skipped ahead. For viewers that
+    /// must never slow the provider down (a live feed).
+    case skipAhead = "skip-ahead"
+}
+
+/// A sink's bounded queue as a value: what to do on each push and take, with no threads, so its policy is tested
+/// on its own. The sink guards it with a lock and carries out what it returns.
+public struct SinkQueue<Element> {
+    public let capacity: Int
+    public let policy: SinkQueuePolicy
+    private var elements: [Element] = []
+    /// Index of the first element not yet taken (the array is compacted on take).
+    public private(set) var statistics: RecordingSinkStatistics
+    /// The provider port was asked to pause and has not been released yet.
+    public private(set) var isPushingBack = false
+
+    /// What the sink must do after a push.
+    public enum PushAction: Equatable {
+        case none
+        /// Wake the consumer: the queue was empty.
+        case wakeConsumer
+        /// The queue reached its capacity: ask the provider port to pause reading (back-pressure policy).
+        case engageBackPressure
+    }
+
+    /// What the sink must do after a take.
+    public enum TakeAction: Equatable {
+        case none
+        /// The queue drained to half its capacity: let the provider port read again.
+        case releaseBackPressure
+    }
+
+    public init(name: String, capacity: Int, policy: SinkQueuePolicy) {
+        precondition(capacity > 1, "a sink's queue holds at least two recordings")
+        self.capacity = capacity
+        self.policy = policy
+        self.statistics = RecordingSinkStatistics(name: name, policy: policy, capacity: capacity)
+    }
+
+    public var count: Int { elements.count }
+
+    /// Queues an element. With back-pressure the queue may pass its capacity by what is already in flight (the
+    /// requests of the read batches being handled when it filled): nothing is ever refused.
+    public mutating func push(_ element: Element) -> PushAction {
+        if policy == .skipAhead, elements.count >= capacity {
+            elements.removeFirst()
+            statistics.skipped += 1
+        }
+        elements.append(element)
+        statistics.queued = elements.count
+        statistics.peakQueued = max(statistics.peakQueued, elements.count)
+        if policy == .backPressure, !isPushingBack, elements.count >= capacity {
+            isPushingBack = true
+            statistics.backPressurePauses += 1
+            return .engageBackPressure
+        }
+        return elements.count == 1 ? .wakeConsumer : .none
+    }
+
+    /// Takes everything queued (the consumer writes it as one batch).
+    public mutating func takeAll() -> (elements: [Element], action: TakeAction) {
+        var taken: [Element] = []
+        swap(&taken, &elements)
+        elements.reserveCapacity(min(taken.count, capacity))
+        statistics.queued = 0
+        return (taken, releaseIfDrained())
+    }
+
+    /// Counts elements the consumer has finished with.
+    public mutating func finished(_ count: Int) {
+        statistics.written += UInt64(count)
+    }
+
+    public mutating func failed(_ error: String) {
+        statistics.lastError = error
+    }
+
+    private mutating func releaseIfDrained() -> TakeAction {
+        guard isPushingBack, elements.count <= capacity / 2 else { return .none }
+        isPushingBack = false
+        return .releaseBackPressure
+    }
+}

@@ -1,0 +1,93 @@
+import Synchronization
+import Testing
+
+@testable import APNsMock
+
+/// A sink's queue policy, without threads.
+@Suite("Sink queue")
+struct SinkQueueTests {
+    @Test func theFirstPushWakesTheConsumer() {
+        var queue = SinkQueue<Int>(name: "file", capacity: 4, policy: .backPressure)
+        #expect(queue.push(1) == .wakeConsumer)
+        #expect(queue.push(2) == .none)
+    }
+
+    @Test func backPressureEngagesOnceAtCapacityAndKeepsEverything() {
+        var queue = SinkQueue<Int>(name: "file", capacity: 4, policy: .backPressure)
+        for value in 1...3 { _ = queue.push(value) }
+        #expect(queue.push(4) == .engageBackPressure)
+        #expect(queue.isPushingBack)
+        // What is in flight when it fills still goes in: nothing is refused or lost.
+        #expect(queue.push(5) == .none)
+        #expect(queue.push(6) == .none)
+        #expect(queue.statistics.backPressurePauses == 1)
+        #expect(queue.statistics.peakQueued == 6)
+        let taken = queue.takeAll()
+        #expect(taken.elements == [1, 2, 3, 4, 5, 6])
+        #expect(taken.action == .releaseBackPressure)
+        #expect(!queue.isPushingBack)
+        #expect(queue.statistics.queued == 0)
+        #expect(queue.statistics.skipped == 0)
+    }
+
+    @Test func backPressureEngagesAgainAfterARelease() {
+        var queue = SinkQueue<Int>(name: "file", capacity: 2, policy: .backPressure)
+        _ = queue.push(1)
+        #expect(queue.push(2) == .engageBackPressure)
+        _ = queue.takeAll()
+        _ = queue.push(3)
+        #expect(queue.push(4) == .engageBackPressure)
+        #expect(queue.statistics.backPressurePauses == 2)
+    }
+
+    @Test func aTakeWithoutBackPressureReleasesNothing() {
+        var queue = SinkQueue<Int>(name: "file", capacity: 8, policy: .backPressure)
+        _ = queue.push(1)
+        #expect(queue.takeAll().action == .none)
+    }
+
+    @Test func skipAheadLetsTheOldestGoAndCountsThem() {
+        var queue = SinkQueue<Int>(name: "feed", capacity: 3, policy: .skipAhead)
+        for value in 1...5 {
+            let action = queue.push(value)
+            #expect(action != .engageBackPressure)
+        }
+        #expect(!queue.isPushingBack)
+        #expect(queue.statistics.skipped == 2)
+        #expect(queue.statistics.peakQueued == 3)
+        #expect(queue.takeAll().elements == [3, 4, 5])
+    }
+
+    @Test func writtenAndErrorsAreCounted() {
+        var queue = SinkQueue<Int>(name: "file", capacity: 8, policy: .backPressure)
+        _ = queue.push(1)
+        _ = queue.push(2)
+        let taken = queue.takeAll()
+        queue.finished(taken.elements.count)
+        queue.failed("No space left on device")
+        #expect(queue.statistics.written == 2)
+        #expect(queue.statistics.lastError == "No space left on device")
+    }
+
+    @Test func theBackPressureSwitchResumesWaitersOnlyWhenEverySinkIsReleased() {
+        let switchboard = RecordingBackPressure()
+        let resumed = Counter()
+        switchboard.whenReleased { resumed.add() }
+        #expect(resumed.value == 1, "not engaged: resumed at once")
+        switchboard.engage()
+        switchboard.engage()
+        #expect(switchboard.isEngaged)
+        switchboard.whenReleased { resumed.add() }
+        switchboard.release()
+        #expect(resumed.value == 1, "one sink is still full")
+        switchboard.release()
+        #expect(resumed.value == 2)
+        #expect(!switchboard.isEngaged)
+    }
+}
+
+private final class Counter: Sendable {
+    private let count = Mutex(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
+}
