@@ -1,5 +1,6 @@
 import APNsMockServer
 import ArgumentParser
+import Dispatch
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -135,6 +136,26 @@ struct MockServerService: Service {
     func run() async throws {
         let server = try await MockServer.start(configuration: configuration, logger: logger)
         try? await gracefulShutdown()
+        // The first signal started a graceful stop (up to the grace period plus the sinks' flush bound); a second
+        // one means "now", as an operator pressing Ctrl-C twice expects.
+        let impatience = SecondSignal.exitAtOnce(logger: logger)
         await server.shutdown()
+        withExtendedLifetime(impatience) {}
+    }
+}
+
+/// Exits the process at once on a second SIGTERM or SIGINT, while a graceful stop is under way.
+enum SecondSignal {
+    /// Returns the signal sources; they work while they are kept alive.
+    static func exitAtOnce(logger: Logger) -> [any DispatchSourceSignal] {
+        [SIGTERM, SIGINT].map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                logger.warning("second signal during shutdown: exiting at once, without waiting for connections or sinks")
+                _exit(128 + number)
+            }
+            source.resume()
+            return source
+        }
     }
 }

@@ -76,6 +76,51 @@ struct RecordingPipelineTests {
         #expect(stopped.contains("file=\(lines.count - 1)"), "\(stopped)")
     }
 
+    /// A stream the scenario never answers keeps the graceful stop waiting for its grace period (60 s here); a
+    /// second signal ends the process at once.
+    @Test(.timeLimit(.minutes(2)))
+    func aSecondSignalDuringAGracefulStopExitsAtOnce() async throws {
+        _ = try ExternalTool.require("curl")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-impatient-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let scenario = folder.appendingPathComponent("hang.yaml")
+        try "rules:\n  - name: hang\n    match: {topic: com.example.app}\n    hang: true\n".write(to: scenario, atomically: true, encoding: .utf8)
+        let launched = try LaunchedProcess(
+            executable: try ContainerFilesTests.builtBinary(),
+            arguments: [
+                "serve", "--port", "0", "--admin-port", "0", "--certs-dir", TestPaths.certsDirectory, "--auth", "none",
+                "--scenario", scenario.path, "--shutdown-grace-period", "60",
+            ],
+            environment: ProcessInfo.processInfo.environment,
+            workingDirectory: folder
+        )
+        defer { launched.cleanUp() }
+        let ports = try await poll(timeout: .seconds(60), "the start-up line with the ports") {
+            if let status = launched.exitStatus { throw TestFailure("apns-mock exited \(status) at start-up\n\(launched.output)") }
+            return ContainerFilesTests.listeningPorts(in: launched.stderr + launched.stdout)
+        }
+        let hanging = Task {
+            try await ExternalTool.run("curl", [
+                "--http2", "--silent", "--cacert", TestPaths.caCertificate, "--max-time", "90", "-H", "apns-topic: \(TestData.topic)",
+                "-d", TestData.alertPayload, "https://127.0.0.1:\(ports.provider)/3/device/\(TestData.deviceToken())",
+            ], timeout: .seconds(100))
+        }
+        defer { hanging.cancel() }
+        _ = try await AdminClient(port: ports.admin).waitForNotifications(count: 1, timeout: "30s", [("rule", "hang")])
+        launched.signal(SIGTERM)
+        _ = try await poll(timeout: .seconds(20), "the graceful stop to begin") {
+            launched.stderr.contains("apns-mock stopping") ? true : nil
+        }
+        #expect(launched.exitStatus == nil, "the hanging stream holds the graceful stop\n\(launched.output)")
+        let second = ContinuousClock.now
+        launched.signal(SIGTERM)
+        let status = try await launched.waitForExit(timeout: .seconds(10))
+        #expect(status == 128 + SIGTERM, "\(launched.output)")
+        #expect(ContinuousClock.now - second < .seconds(5))
+        #expect(launched.stderr.contains("second signal during shutdown"), "\(launched.output)")
+    }
+
     /// `status codes: 41234 2xx, 0 3xx, 0 4xx, 0 5xx`.
     static func status2xx(_ output: String) -> Int? {
         guard let match = output.firstMatch(of: /status codes: (\d+) 2xx/) else { return nil }
