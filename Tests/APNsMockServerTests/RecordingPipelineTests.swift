@@ -19,20 +19,8 @@ struct RecordingPipelineTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let recordFile = folder.appendingPathComponent("recordings.ndjson").path
         let grace = 5
-        let launched = try LaunchedProcess(
-            executable: try ContainerFilesTests.builtBinary(),
-            arguments: [
-                "serve", "--port", "0", "--admin-port", "0", "--certs-dir", TestPaths.certsDirectory,
-                "--record-file", recordFile, "--shutdown-grace-period", String(grace), "--auth", "none",
-            ],
-            environment: ProcessInfo.processInfo.environment,
-            workingDirectory: folder
-        )
+        let (launched, ports) = try await Self.serve(["--record-file", recordFile, "--shutdown-grace-period", String(grace)], in: folder)
         defer { launched.cleanUp() }
-        let ports = try await poll(timeout: .seconds(60), "the start-up line with the ports") {
-            if let status = launched.exitStatus { throw TestFailure("apns-mock exited \(status) at start-up\n\(launched.output)") }
-            return ContainerFilesTests.listeningPorts(in: launched.stderr + launched.stdout)
-        }
         let admin = AdminClient(port: ports.admin)
         let url = "https://127.0.0.1:\(ports.provider)/3/device/\(TestData.deviceToken())"
         let load = Task {
@@ -86,20 +74,8 @@ struct RecordingPipelineTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let scenario = folder.appendingPathComponent("hang.yaml")
         try "rules:\n  - name: hang\n    match: {topic: com.example.app}\n    hang: true\n".write(to: scenario, atomically: true, encoding: .utf8)
-        let launched = try LaunchedProcess(
-            executable: try ContainerFilesTests.builtBinary(),
-            arguments: [
-                "serve", "--port", "0", "--admin-port", "0", "--certs-dir", TestPaths.certsDirectory, "--auth", "none",
-                "--scenario", scenario.path, "--shutdown-grace-period", "60",
-            ],
-            environment: ProcessInfo.processInfo.environment,
-            workingDirectory: folder
-        )
+        let (launched, ports) = try await Self.serve(["--scenario", scenario.path, "--shutdown-grace-period", "60"], in: folder)
         defer { launched.cleanUp() }
-        let ports = try await poll(timeout: .seconds(60), "the start-up line with the ports") {
-            if let status = launched.exitStatus { throw TestFailure("apns-mock exited \(status) at start-up\n\(launched.output)") }
-            return ContainerFilesTests.listeningPorts(in: launched.stderr + launched.stdout)
-        }
         let hanging = Task {
             try await ExternalTool.run("curl", [
                 "--http2", "--silent", "--cacert", TestPaths.caCertificate, "--max-time", "90", "-H", "apns-topic: \(TestData.topic)",
@@ -119,6 +95,26 @@ struct RecordingPipelineTests {
         #expect(status == 128 + SIGTERM, "\(launched.output)")
         #expect(ContinuousClock.now - second < .seconds(5))
         #expect(launched.stderr.contains("second signal during shutdown"), "\(launched.output)")
+    }
+
+    /// The built binary's `serve` on free ports with `--auth none` and `arguments`, once it has said where it listens.
+    static func serve(_ arguments: [String], in folder: URL) async throws -> (LaunchedProcess, (provider: Int, admin: Int)) {
+        let launched = try LaunchedProcess(
+            executable: try ContainerFilesTests.builtBinary(),
+            arguments: ["serve", "--port", "0", "--admin-port", "0", "--certs-dir", TestPaths.certsDirectory, "--auth", "none"] + arguments,
+            environment: ProcessInfo.processInfo.environment,
+            workingDirectory: folder
+        )
+        do {
+            let ports = try await poll(timeout: .seconds(60), "the start-up line with the ports") {
+                if let status = launched.exitStatus { throw TestFailure("apns-mock exited \(status) at start-up\n\(launched.output)") }
+                return ContainerFilesTests.listeningPorts(in: launched.stderr + launched.stdout)
+            }
+            return (launched, ports)
+        } catch {
+            launched.cleanUp()
+            throw error
+        }
     }
 
     /// `status codes: 41234 2xx, 0 3xx, 0 4xx, 0 5xx`.

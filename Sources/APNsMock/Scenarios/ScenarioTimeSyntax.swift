@@ -1,13 +1,14 @@
 import Foundation
 
-/// Parses the duration and time syntax of scenario files: `200ms`, `10s`, `1m30s`, `2h`, `-2d`, `+30s`, `1.5s`.
-enum ScenarioTimeSyntax {
+/// The one duration and time grammar of apns-mock: scenario files, the admin API's query parameters and the CLI
+/// all read `200ms`, `10s`, `1m30s`, `2h`, `-2d`, `+30s`, `1.5s`, and ISO 8601 times.
+package enum ScenarioTimeSyntax {
     private static let units: [(suffix: String, milliseconds: Double)] = [
         ("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000),
     ]
 
     /// A signed duration in whole milliseconds, or a message saying what is wrong.
-    static func parseSignedDuration(_ text: String) -> Result<Int64, SyntaxError> {
+    package static func parseSignedDuration(_ text: String) -> Result<Int64, SyntaxError> {
         var rest = Substring(text.trimmingCharacters(in: .whitespaces))
         var sign: Int64 = 1
         if rest.first == "-" {
@@ -42,8 +43,8 @@ enum ScenarioTimeSyntax {
         return .success(sign * Int64(total))
     }
 
-    /// Milliseconds since the epoch from an ISO 8601 date such as `2025-01-31T12:00:00Z`.
-    static func parseISO8601(_ text: String) -> Int64? {
+    /// Milliseconds since the epoch from an ISO 8601 date such as `2025-01-31T12:00:00Z` or `…00.123Z`.
+    package static func parseISO8601(_ text: String) -> Int64? {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         if let date = formatter.date(from: text) { return Int64((date.timeIntervalSince1970 * 1000).rounded()) }
@@ -68,8 +69,8 @@ enum ScenarioTimeSyntax {
         return text
     }
 
-    struct SyntaxError: Error {
-        var message: String
+    package struct SyntaxError: Error {
+        package var message: String
         init(_ message: String) { self.message = message }
     }
 }
