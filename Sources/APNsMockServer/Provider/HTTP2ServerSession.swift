@@ -26,6 +26,14 @@ public struct HTTP2SessionLimits: Sendable, Equatable {
     /// resets cost it nothing, and the default here lets any real client go on for ever.
     public var streamResetBurst: UInt64 = 1_000_000
     public var streamResetRatePerSecond: UInt64 = 1_000_000
+    /// SETTINGS and PING acknowledgements queued but not yet sent (a client that floods them without reading).
+    /// libnghttp2's default, kept on purpose: no real client comes near it.
+    public var maxOutboundAcks = 1000
+    /// Entries in one SETTINGS frame (libnghttp2's default, kept: HTTP/2 defines 6 settings).
+    public var maxSettingsEntries = 32
+    /// CONTINUATION frames after one HEADERS (libnghttp2's default, kept: 8 × 16 KiB is far past the 8,000-byte
+    /// header list APNs allows).
+    public var maxContinuations = 8
 
     public init() {}
 }
@@ -157,7 +165,12 @@ final class HTTP2ServerSession {
         // Closed streams are kept only to maintain RFC 7540's priority tree, which APNs clients do not use:
         // dropping them saves per-stream work and memory on every request.
         nghttp2_option_set_no_closed_streams(option, 1)
+        // Every libnghttp2 limit that can end a connection is set here on purpose (HTTP2SessionLimits); when one
+        // fires, libnghttp2 sends a GOAWAY of its own, which the handler logs.
         nghttp2_option_set_stream_reset_rate_limit(option, sessionLimits.streamResetBurst, sessionLimits.streamResetRatePerSecond)
+        nghttp2_option_set_max_outbound_ack(option, sessionLimits.maxOutboundAcks)
+        nghttp2_option_set_max_settings(option, sessionLimits.maxSettingsEntries)
+        nghttp2_option_set_max_continuations(option, sessionLimits.maxContinuations)
         nghttp2_session_server_new2(&session, callbacks, Unmanaged.passUnretained(self).toOpaque(), option)
     }
 
