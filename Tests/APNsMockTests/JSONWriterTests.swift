@@ -113,3 +113,136 @@ struct JSONWriterTests {
         #expect((object["headers"] as? [[String: String]])?.last?["value"] == "line\nbreak")
     }
 }
+
+/// The recording's JSON written from its stored bytes says what its public properties say.
+@Suite("Recording JSON from stored bytes")
+struct RecordingJSONTests {
+    private static let token = "00fc13adff785122b4ad28809a3420982341241421348097878e577c991de8f0"
+
+    /// The JSON object the public properties describe, as the admin API promises it.
+    private func reference(_ recording: RecordedNotification) -> [String: Any] {
+        let request = recording.request
+        var object: [String: Any] = [
+            "sequence": Int(recording.sequence), "receivedAt": ISO8601Time.format(milliseconds: recording.receivedAt),
+            "receivedAtMillis": Int(recording.receivedAt), "connectionId": Int(recording.connectionID), "streamId": Int(recording.streamID),
+            "method": request.method, "path": request.path, "authority": request.authority as Any? ?? NSNull(),
+            "deviceToken": recording.deviceToken as Any? ?? NSNull(), "topic": recording.topic as Any? ?? NSNull(),
+            "pushType": recording.pushType as Any? ?? NSNull(),
+            "headers": request.headers.map { ["name": $0.name, "value": $0.value] },
+            "payloadSize": request.payloadSize, "payloadTruncated": request.payload.count < request.payloadSize,
+            "payloadText": String(decoding: request.payload, as: UTF8.self),
+            "payload": (try? JSONSerialization.jsonObject(with: Data(request.payload))).flatMap { $0 as? [String: Any] } as Any? ?? NSNull(),
+            // (no sample here has a trailing comma, which Foundation on Linux takes and the strict check does not)
+            "authentication": NSNull(), "scenarioRule": NSNull(),
+        ]
+        if let response = recording.response {
+            var answer: [String: Any] = [
+                "status": response.status, "reason": response.reason?.rawValue as Any? ?? NSNull(), "apnsId": response.apnsID,
+                "apnsUniqueId": response.uniqueID as Any? ?? NSNull(),
+            ]
+            if let timestamp = response.timestamp, response.reason?.carriesTimestamp == true { answer["timestamp"] = Int(timestamp) }
+            object["response"] = answer
+        } else {
+            object["response"] = NSNull()
+            object["abandoned"] = recording.abandonedBecause ?? "no answer"
+        }
+        return object
+    }
+
+    private func check(_ recording: RecordedNotification, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let written = try JSONSerialization.jsonObject(with: Data(recording.jsonBytes())) as? NSDictionary
+        #expect(written == reference(recording) as NSDictionary, "\(String(decoding: recording.jsonBytes(), as: UTF8.self))", sourceLocation: sourceLocation)
+    }
+
+    private func recording(
+        path: String = "/3/device/" + token,
+        authority: String? = "api.push.apple.com",
+        headers: [(String, String)] = [("apns-topic", "com.example.app"), ("apns-push-type", "alert")],
+        payload: [UInt8] = Array(#"{"aps":{"alert":"Hi"}}"#.utf8),
+        payloadSize: Int? = nil,
+        response: APNsResponse? = APNsResponse(status: 200, apnsID: "07C0F2E2-7CE0-71EC-D0D6-E7089220F778")
+    ) -> RecordedNotification {
+        RecordedNotification(
+            sequence: 3, receivedAt: 1_795_513_431_234, connectionID: 9, streamID: 41,
+            request: APNsRequest(
+                method: "POST", path: path, authority: authority, headers: headers.map { HeaderField(name: $0.0, value: $0.1) },
+                payload: payload, payloadSize: payloadSize
+            ),
+            response: response
+        )
+    }
+
+    @Test func aPlainPush() throws {
+        try check(recording())
+    }
+
+    @Test func tokensAndPaths() throws {
+        try check(recording(path: "/3/device/" + Self.token.uppercased()))
+        try check(recording(path: "/3/device/abc"))
+        try check(recording(path: "/3/devices/" + Self.token))
+        try check(recording(path: "/3/device/" + String(repeating: "ab", count: 50)))
+    }
+
+    @Test func hostInsteadOfAuthorityAndOddHeaders() throws {
+        try check(recording(authority: nil, headers: [("host", "localhost:2197"), ("x-odd", "tab\there \"quoted\" é"), ("apns-topic", "a"), ("apns-topic", "b")]))
+        try check(recording(authority: nil, headers: []))
+    }
+
+    @Test func payloadsThatAreNotCleanJSONObjects() throws {
+        for payload in [
+            Array("[1,2]".utf8), Array("not json".utf8), [], Array("{\"a\":\"\u{01}\"}".utf8), [0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xFF, 0x22, 0x7D],
+            Array(" {\"n\": -1.5e3, \"t\": [true, false, null], \"s\": \"\\u00e9\\n\"} ".utf8), Array("{\"a\":1}x".utf8), Array("{\"a\":01}".utf8),
+        ] {
+            try check(recording(payload: payload))
+        }
+        try check(recording(payload: Array(#"{"aps":{"alert":"Hi"}}"#.utf8.prefix(10)), payloadSize: 5000))
+    }
+
+    @Test func aPrettyPrintedPayloadStaysOnOneLine() throws {
+        let pretty = Array("\n{\n  \"aps\" : {\r\n    \"alert\" : \"Hi\\n\"\n  }\n}\n\n".utf8)
+        let written = recording(payload: pretty)
+        try check(written)
+        #expect(!written.jsonBytes().contains(0x0A) && !written.jsonBytes().contains(0x0D))
+    }
+
+    @Test func answers() throws {
+        var generated = APNsIDGenerator()
+        var error = APNsResponse(status: 410, reason: .unregistered, apnsID: "07c0f2e2-7ce0-71ec-d0d6-e7089220f778", timestamp: 1_700_000_000_000)
+        error.uniqueIDValue = generated.nextID(uppercase: false)
+        try check(recording(response: error))
+        try check(recording(response: APNsResponse(status: 200, apnsID: generated.nextID(uppercase: true))))
+        try check(recording(response: APNsResponse(status: 400, reason: .badDeviceToken, apnsID: "not-a-uuid")))
+        try check(recording(headers: [("apns-id", "07C0F2E2-7CE0-71EC-D0D6-E7089220F778")]))
+        try check(recording(response: nil))
+    }
+
+    @Test func theStrictSyntaxCheckAgreesWithJSONSerializationOnObjects() {
+        let samples = [
+            #"{}"#, #"{"a":1}"#, #"{"a":[1,2,{"b":null}]}"#, #"{"a":01}"#, #"{"a":-0.5e-3}"#, #"{"a":.5}"#, #"{"a":1.}"#,
+            #"{"a":"\u12"}"#, #"{"a":"\x"}"#, #"{a:1}"#, #"{"a":tru}"#, #"{"a":1}}"#, #" { "a" : "b" } "#, #"{"a":"\/"}"#, #"{"a":1e}"#,
+            #"{"a":-}"#, #"{"a":[]}"#, #"{"a":[,]}"#, #"{"":""}"#,
+        ]
+        for sample in samples {
+            let expected = (try? JSONSerialization.jsonObject(with: Data(sample.utf8))) is [String: Any]
+            let checked = Array(sample.utf8).withUnsafeBufferPointer { JSONSyntax.isCleanObject($0) }
+            #expect(checked == expected, "\(sample)")
+        }
+        // Stricter than Foundation on Linux, which takes a trailing comma.
+        #expect(!Array(#"{"a":1,}"#.utf8).withUnsafeBufferPointer { JSONSyntax.isCleanObject($0) })
+    }
+
+    @Test func escapingHoldsAtEveryPositionOfTheEightByteScan() throws {
+        for length in 0..<24 {
+            for position in 0..<max(length, 1) {
+                for special in ["\"", "\\", "\n", "\u{1F}", "é", "\u{7F}"] {
+                    var characters = Array(repeating: "a", count: length)
+                    if length > 0 { characters[position] = special }
+                    let text = characters.joined()
+                    var writer = JSONWriter()
+                    writer.string(text)
+                    #expect(try JSONSerialization.jsonObject(with: Data(writer.bytes), options: .fragmentsAllowed) as? String == text)
+                }
+            }
+        }
+    }
+}

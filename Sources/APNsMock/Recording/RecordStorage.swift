@@ -285,7 +285,7 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
     // MARK: Reading
 
     /// Where each part of the shape starts, from the tail's first byte.
-    private struct Offsets {
+    struct Offsets {
         var method: Int
         var scheme: Int
         var authority: Int
@@ -293,7 +293,7 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
         var payload: Int
     }
 
-    private var offsets: Offsets {
+    var offsets: Offsets {
         let header = self.header
         let method = header.shapeStart
         let scheme = method + Int(header.methodLength)
@@ -308,7 +308,7 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
         }
     }
 
-    private func forEachHeader(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Bool) {
+    func forEachHeader(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Bool) {
         let start = offsets.headers
         let header = self.header
         withUnsafeMutablePointerToElements { base in
@@ -410,7 +410,7 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
         )
     }
 
-    private func expand(_ kind: RecordFields.IDKind, _ bits: (UInt64, UInt64), textAt offset: Int) -> String? {
+    func expand(_ kind: RecordFields.IDKind, _ bits: (UInt64, UInt64), textAt offset: Int) -> String? {
         switch kind {
         case .none: return nil
         case .echoed: return header(named: "apns-id")

@@ -11,9 +11,9 @@ public struct RecordedNotification: Sendable, Equatable {
     public var receivedAt: Int64
     public var connectionID: UInt64
     public var streamID: Int32
-    private let fields: RecordFields
+    let fields: RecordFields
     /// Immutable once made (see `RecordStorage`), so reading it from any thread is safe.
-    nonisolated(unsafe) private let storage: RecordStorage
+    nonisolated(unsafe) let storage: RecordStorage
 
     public init(
         sequence: UInt64,

@@ -4,26 +4,31 @@
 /// every line of a record file, and Foundation's formatter cost more than the rest of the line.
 public enum ISO8601Time {
     public static func format(milliseconds: Int64) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        append(milliseconds: milliseconds, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the text's bytes (no quotes).
+    public static func append(milliseconds: Int64, to bytes: inout [UInt8]) {
         let (seconds, millis) = floorDivide(milliseconds, 1000)
         let (days, secondOfDay) = floorDivide(seconds, 86_400)
         let (year, month, day) = civil(fromDays: days)
-        var text = ""
-        text.reserveCapacity(24)
-        append(year, width: 4, to: &text)
-        text += "-"
-        append(Int64(month), width: 2, to: &text)
-        text += "-"
-        append(Int64(day), width: 2, to: &text)
-        text += "T"
-        append(secondOfDay / 3600, width: 2, to: &text)
-        text += ":"
-        append(secondOfDay % 3600 / 60, width: 2, to: &text)
-        text += ":"
-        append(secondOfDay % 60, width: 2, to: &text)
-        text += "."
-        append(millis, width: 3, to: &text)
-        text += "Z"
-        return text
+        append(year, width: 4, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        append(Int64(month), width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        append(Int64(day), width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "T"))
+        append(secondOfDay / 3600, width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        append(secondOfDay % 3600 / 60, width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        append(secondOfDay % 60, width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "."))
+        append(millis, width: 3, to: &bytes)
+        bytes.append(UInt8(ascii: "Z"))
     }
 
     private static func floorDivide(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
@@ -44,10 +49,21 @@ public enum ISO8601Time {
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
-    private static func append(_ value: Int64, width: Int, to text: inout String) {
-        let digits = String(value.magnitude)
-        if value < 0 { text += "-" }
-        if digits.count < width { text += String(repeating: "0", count: width - digits.count) }
-        text += digits
+    /// Decimal digits, zero-padded to `width`.
+    private static func append(_ value: Int64, width: Int, to bytes: inout [UInt8]) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[19 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            for _ in count..<max(width, count) { bytes.append(UInt8(ascii: "0")) }
+            bytes.append(contentsOf: buffer[(20 - count)...])
+        }
     }
 }

@@ -84,6 +84,11 @@ public struct JSONWriter: Sendable {
         var start = 0
         var index = 0
         while index < value.count {
+            // Eight bytes at a time while none needs attention (the usual case: long ASCII runs in payloads).
+            if index + 8 <= value.count, !Self.needsAttention(UnsafeRawPointer(value.baseAddress! + index).loadUnaligned(as: UInt64.self)) {
+                index += 8
+                continue
+            }
             let byte = value[index]
             if byte >= 0x20, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte < 0x80 {
                 index += 1
@@ -91,7 +96,7 @@ public struct JSONWriter: Sendable {
             }
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: value[start..<index]))
             if byte >= 0x80 {
-                let length = Self.validUTF8SequenceLength(value, at: index)
+                let length = UTF8Check.sequenceLength(value, at: index)
                 if length > 0 {
                     bytes.append(contentsOf: UnsafeBufferPointer(rebasing: value[index..<index + length]))
                     index += length
@@ -161,6 +166,23 @@ public struct JSONWriter: Sendable {
     package mutating func raw(_ json: some Sequence<UInt8>) {
         separate()
         bytes.append(contentsOf: json)
+        needsComma = true
+    }
+
+    /// Bytes that are one JSON value whose strings hold no raw control characters (checked by the caller), on one
+    /// line: whitespace around it is left out, and line breaks between its tokens become spaces.
+    package mutating func rawOnOneLine(_ json: UnsafeBufferPointer<UInt8>) {
+        func isWhitespace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        var start = 0
+        var end = json.count
+        while start < end, isWhitespace(json[start]) { start += 1 }
+        while end > start, isWhitespace(json[end - 1]) { end -= 1 }
+        separate()
+        let first = bytes.count
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: json[start..<end]))
+        if json[start..<end].contains(where: { $0 == 0x0A || $0 == 0x0D }) {
+            for index in first..<bytes.count where bytes[index] == 0x0A || bytes[index] == 0x0D { bytes[index] = 0x20 }
+        }
         needsComma = true
     }
 
@@ -245,7 +267,40 @@ public struct JSONWriter: Sendable {
         return writer.bytes
     }
 
+    /// A time as an ISO 8601 string (`"2026-11-22T03:01:09.612Z"`, see `ISO8601Time`).
+    public mutating func iso8601(milliseconds: Int64) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        ISO8601Time.append(milliseconds: milliseconds, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    /// A generated ID as its UUID text, written in place.
+    package mutating func uuid(high: UInt64, low: UInt64, uppercase: Bool) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: APNsIDGenerator.textLength))
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            APNsIDGenerator.write(high: high, low: low, uppercase: uppercase, into: UnsafeMutableBufferPointer(rebasing: buffer[start...]))
+        }
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
     // MARK: Bytes
+
+    /// Whether any of eight bytes is a control character, `"`, `\\` or not ASCII (SWAR: a byte's high bit is set
+    /// in the result where it is below 0x20 or equal to one of the two).
+    @inline(__always)
+    private static func needsAttention(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZero(_ value: UInt64) -> UInt64 { (value &- ones) & ~value & highs }
+        let below = (word &- ones &* 0x20) & ~word & highs
+        return (below | hasZero(word ^ (ones &* 0x22)) | hasZero(word ^ (ones &* 0x5C)) | (word & highs)) != 0
+    }
 
     @inline(__always)
     private mutating func separate() {
@@ -282,29 +337,6 @@ public struct JSONWriter: Sendable {
             }
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[index..<20]))
         }
-    }
-
-    /// The length of the well-formed UTF-8 sequence at `index` (RFC 3629: no overlongs, no surrogates), or 0.
-    private static func validUTF8SequenceLength(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Int {
-        let lead = bytes[index]
-        let length: Int
-        var lower: UInt8 = 0x80
-        var upper: UInt8 = 0xBF
-        switch lead {
-        case 0xC2...0xDF: length = 2
-        case 0xE0: length = 3; lower = 0xA0
-        case 0xE1...0xEC, 0xEE...0xEF: length = 3
-        case 0xED: length = 3; upper = 0x9F
-        case 0xF0: length = 4; lower = 0x90
-        case 0xF1...0xF3: length = 4
-        case 0xF4: length = 4; upper = 0x8F
-        default: return 0
-        }
-        guard index + length <= bytes.count else { return 0 }
-        let second = bytes[index + 1]
-        guard second >= lower, second <= upper else { return 0 }
-        for offset in 2..<length where bytes[index + offset] & 0xC0 != 0x80 { return 0 }
-        return length
     }
 
     private static let trueBytes: [UInt8] = Array("true".utf8)
