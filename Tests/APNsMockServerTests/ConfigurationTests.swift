@@ -44,7 +44,8 @@ private let badValues: [(ConfigurationKey, String)] = [
     (.providerKey, "garbage"),
     (.acceptUnknownKeys, "maybe"),
     (.acceptAnyClientCertificate, "2"),
-    (.tokenClockSkew, "-1"), (.tokenClockSkew, "86401"),
+    (.tokenClockSkew, "-1"), (.tokenClockSkew, "86401"), (.tokenClockSkew, "2x"), (.tokenClockSkew, "-5s"),
+    (.shutdownGracePeriod, "soon"), (.shutdownGracePeriod, "2h"),
     (.environmentKeyReason, "badEnvironmentKeyInToken"),
     (.expiredTokenPoisonsConnection, "perhaps"),
 ]
@@ -52,6 +53,17 @@ private let badValues: [(ConfigurationKey, String)] = [
 @Suite("Configuration")
 struct ConfigurationTests {
     // MARK: Defaults
+
+    @Test func durationsTakeSecondsOrTheScenarioGrammar() throws {
+        let configuration = try ServerConfiguration.resolve(
+            flags: [.shutdownGracePeriod: "1m30s", .tokenClockSkew: "2m"], environment: [:]
+        )
+        #expect(configuration.shutdownGracePeriod == .seconds(90))
+        #expect(configuration.tokenClockSkewSeconds == 120)
+        let bare = try ServerConfiguration.resolve(flags: [.shutdownGracePeriod: "7"], environment: ["APNS_MOCK_TOKEN_CLOCK_SKEW": "2500ms"])
+        #expect(bare.shutdownGracePeriod == .seconds(7))
+        #expect(bare.tokenClockSkewSeconds == 2)
+    }
 
     @Test func listensOnLoopbackPort2197ByDefault() throws {
         let configuration = try resolve()

@@ -107,7 +107,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
         case .acceptAnyClientCertificate:
             return "true: accept client certificates that do not chain to the client CA. Default false."
         case .clientCA: return "CA that client certificates must chain to (PEM). Default <certs-dir>/ca.pem."
-        case .tokenClockSkew: return "Seconds a token's iat may lie in the future before it is InvalidProviderToken. Default 60."
+        case .tokenClockSkew: return "How far (seconds, or 90s, 2m) a token's iat may lie in the future before it is InvalidProviderToken. Default 60."
         case .environmentKeyReason:
             return "BadEnvironmentKeyInToken (what APNs sends) or BadEnvironmentKeyIdInToken (what its docs say). Default the first."
         case .expiredTokenPoisonsConnection:
@@ -118,7 +118,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
         case .adminToken:
             return "Require 'Authorization: Bearer <token>' on every admin route except /healthz and /readyz. Default none."
         case .shutdownGracePeriod:
-            return "Seconds in-flight streams get to finish after SIGTERM/SIGINT before connections are closed. Default 10."
+            return "How long (seconds, or 10s, 1m) in-flight streams get to finish after SIGTERM/SIGINT before connections close. Default 10."
         case .scenario: return "A scenario file (YAML or JSON) to start with; see Scenarios/. Default none."
         }
     }
@@ -133,6 +133,22 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
                 throw fail("is not \(what) (\(range.lowerBound)...\(range.upperBound))")
             }
             return value
+        }
+        /// Whole seconds as a bare number (`10`), or the duration grammar of scenario files (`10s`, `1m30s`, `500ms`).
+        func duration(_ range: ClosedRange<Int>) throws(ConfigurationError) -> Duration {
+            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            let milliseconds: Int64
+            if let seconds = Int(trimmed) {
+                milliseconds = Int64(seconds) * 1000
+            } else if case .success(let parsed) = ScenarioTimeSyntax.parseSignedDuration(trimmed) {
+                milliseconds = parsed
+            } else {
+                throw fail("is not a duration: write seconds (10) or a duration (10s, 1m30s, 500ms)")
+            }
+            guard milliseconds >= Int64(range.lowerBound) * 1000, milliseconds <= Int64(range.upperBound) * 1000 else {
+                throw fail("is not between \(range.lowerBound) s and \(range.upperBound) s")
+            }
+            return .milliseconds(milliseconds)
         }
         func choice<T: RawRepresentable & CaseIterable>(_ type: T.Type) throws(ConfigurationError) -> T where T.RawValue == String {
             guard let value = T(rawValue: text.lowercased()) else {
@@ -198,7 +214,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
         case .acceptUnknownKeys: configuration.acceptUnknownKeys = try boolean()
         case .acceptAnyClientCertificate: configuration.acceptAnyClientCertificate = try boolean()
         case .clientCA: configuration.clientCAPath = try nonEmpty()
-        case .tokenClockSkew: configuration.tokenClockSkewSeconds = Int64(try integer(0...86_400, "a number of seconds"))
+        case .tokenClockSkew: configuration.tokenClockSkewSeconds = try duration(0...86_400).components.seconds
         case .environmentKeyReason:
             switch text {
             case Reason.badEnvironmentKeyInToken.rawValue: configuration.environmentKeyReason = .badEnvironmentKeyInToken
@@ -211,7 +227,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
         case .logFormat: configuration.logFormat = try choice(LogFormat.self)
         case .adminToken: configuration.adminToken = try nonEmpty()
         case .shutdownGracePeriod:
-            configuration.shutdownGracePeriod = .seconds(try integer(0...3600, "a number of seconds"))
+            configuration.shutdownGracePeriod = try duration(0...3600)
         case .scenario: configuration.scenarioFile = try nonEmpty()
         }
     }
