@@ -189,6 +189,18 @@ struct ProviderAuthenticationTests {
         }
     }
 
+    /// `authorization: bearer` and nothing else: "no provider token is specified", as APNs puts it.
+    @Test func bearerWithoutATokenIsMissingProviderToken() async throws {
+        try await Self.tokenServer { server in
+            let result = try await Self.curl([
+                "-H", "authorization: bearer", "-H", "apns-topic: \(TestData.topic)", "-d", "{}", server.deviceURL(TestData.deviceToken()),
+            ])
+            #expect(result.stdout == #"{"reason":"MissingProviderToken"}"#, "\(result)")
+            let recorded = try #require(try await server.admin.waitForNotifications(count: 1).first)
+            #expect(recorded.status == 403 && recorded.reason == "MissingProviderToken", "\(recorded)")
+        }
+    }
+
     @Test func acceptAnyClientCertificateReadsAForeignCertificatesTopics() async throws {
         try await withTestServer(configure: { $0.authMode = .either; $0.acceptAnyClientCertificate = true }) { server in
             let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-foreign-\(UUID().uuidString)").path

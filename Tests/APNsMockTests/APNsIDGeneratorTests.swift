@@ -51,6 +51,22 @@ struct APNsIDGeneratorTests {
         #expect(RequestValidator.isCanonicalUUID(generator.next(uppercase: false)))
     }
 
+    /// RFC 9562 version 4: the 13th hex digit is 4, the 17th one of 8, 9, a, b; the other 122 bits vary.
+    @Test func makesVersion4UUIDsWithTheRFCVariant() {
+        var generator = APNsIDGenerator()
+        var seenFourteenth = Set<Character>()
+        for index in 0..<10_000 {
+            let id = index % 2 == 0 ? generator.next(uppercase: true) : generator.next(uppercase: false)
+            let digits = Array(id.replacingOccurrences(of: "-", with: "").lowercased())
+            #expect(digits[12] == "4", "\(id)")
+            #expect("89ab".contains(digits[16]), "\(id)")
+            seenFourteenth.insert(digits[13])
+            guard case .generated(let high, let low, _) = generator.nextID(uppercase: true) else { continue }
+            #expect(high >> 12 & 0xF == 4 && low >> 62 == 0b10)
+        }
+        #expect(seenFourteenth.count == 16, "the bits around the version stay random")
+    }
+
     @Test func makes100000UniqueIDs() {
         var generator = APNsIDGenerator()
         var seen = Set<String>(minimumCapacity: 100_000)

@@ -136,7 +136,16 @@ struct ConnectionAuthStateTests {
         #expect(connection.send("Bearer " + jwt, at: start + minute).rejection == nil)
     }
 
-    @Test(arguments: ["Basic dXNlcjpwYXNz", "Token abc", "bearer", "bearer ", "Bearer    ", "JWT x.y.z"])
+    /// "No provider token is specified" (APNs' wording for MissingProviderToken): the scheme alone counts as none.
+    @Test(arguments: ["bearer", "bearer ", "Bearer    ", "  BEARER"])
+    func bearerWithoutATokenIsMissingProviderToken(authorization: String) {
+        var connection = Connection(keys.policy())
+        let outcome = connection.send(authorization, at: start)
+        #expect(outcome.rejection == .missingProviderToken)
+        #expect(outcome.record == .missing)
+    }
+
+    @Test(arguments: ["Basic dXNlcjpwYXNz", "Token abc", "bearerx", "JWT x.y.z"])
     func nonBearerAuthorizationIsInvalidProviderToken(authorization: String) {
         var connection = Connection(keys.policy())
         let outcome = connection.send(authorization, at: start)

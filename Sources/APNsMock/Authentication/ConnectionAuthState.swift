@@ -1,3 +1,4 @@
+import Foundation
 /// The outcome of authenticating one request.
 public struct AuthenticationOutcome: Sendable {
     public var record: AuthenticationRecord
@@ -97,6 +98,8 @@ public struct ConnectionAuthState: Sendable {
         }
         guard let authorization, !authorization.isEmpty else { return reject(.missingProviderToken, .missing) }
         guard let jwt = Self.bearerToken(authorization, known: currentToken) else {
+            // `bearer` with nothing after it: no token is specified, in APNs' words (and both peer mocks' answer).
+            if Self.isSchemeWithoutToken(authorization) { return reject(.missingProviderToken, .missing) }
             return reject(
                 .invalidProviderToken,
                 .token(keyID: nil, teamID: nil, issuedAt: nil, signatureVerified: false, error: "authorization is not 'bearer <JWT>'")
@@ -183,6 +186,11 @@ public struct ConnectionAuthState: Sendable {
         if nextKey?.isTopicSpecific ?? false { return false }
         if let a = firstKey?.environment, let b = nextKey?.environment, a != b { return false }
         return true
+    }
+
+    /// `bearer` (any case) with nothing but spaces around it.
+    static func isSchemeWithoutToken(_ authorization: String) -> Bool {
+        authorization.trimmingCharacters(in: .whitespaces).lowercased() == "bearer"
     }
 
     /// `bearer <jwt>`; the scheme's case is not checked (HTTP auth schemes are case-insensitive, and Apple's is undocumented).

@@ -30,14 +30,25 @@ public struct APNsIDGenerator: Sendable {
 
     private func rotateLeft(_ x: UInt64, _ k: UInt64) -> UInt64 { (x << k) | (x >> (64 - k)) }
 
-    /// A canonical 8-4-4-4-12 UUID string. APNs sends `apns-id` in upper case and `apns-unique-id` in lower case.
+    /// A canonical 8-4-4-4-12 version-4 UUID string. APNs sends `apns-id` in upper case and `apns-unique-id` in
+    /// lower case.
     public mutating func next(uppercase: Bool) -> String {
-        Self.format(high: nextWord(), low: nextWord(), uppercase: uppercase)
+        let (high, low) = nextUUIDBits()
+        return Self.format(high: high, low: low, uppercase: uppercase)
     }
 
     /// A new ID as its 128 bits, written out only when needed (see `APNsResponse.ID`).
     package mutating func nextID(uppercase: Bool) -> APNsResponse.ID {
-        .generated(high: nextWord(), low: nextWord(), uppercase: uppercase)
+        let (high, low) = nextUUIDBits()
+        return .generated(high: high, low: low, uppercase: uppercase)
+    }
+
+    /// 122 random bits as an RFC 4122 (RFC 9562) version-4 UUID: version nibble 4 (the 13th hex digit), variant
+    /// bits `10` (the top of the 17th), as APNs' own IDs and clients that parse them (APNSwift) expect.
+    private mutating func nextUUIDBits() -> (UInt64, UInt64) {
+        let high = nextWord() & ~0xF000 | 0x4000
+        let low = nextWord() & 0x3FFF_FFFF_FFFF_FFFF | 0x8000_0000_0000_0000
+        return (high, low)
     }
 
     /// Bytes in the 8-4-4-4-12 text.
