@@ -74,7 +74,8 @@ extension CertificateAuthority {
 }
 
 extension CertifiedKey {
-    /// Writes `<name>.pem`, `<name>-key.pem` and `<name>.p12` into `directory` (created if needed).
+    /// Writes `<name>.pem`, `<name>-key.pem`, `<name>.p12` and `<name>-bundle.pem` (the certificate and its key in
+    /// one PEM file, as clients such as aioapns load them) into `directory` (created if needed).
     ///
     /// - Returns: The written paths, in that order.
     @discardableResult
@@ -87,9 +88,12 @@ extension CertifiedKey {
         let certificatePath = PEMFiles.path(name + ".pem", in: directory)
         let keyPath = PEMFiles.path(name + "-key.pem", in: directory)
         let pkcs12Path = PEMFiles.path(name + ".p12", in: directory)
+        let bundlePath = PEMFiles.path(name + "-bundle.pem", in: directory)
         try PEMFiles.write(certificatePEM, to: certificatePath)
         try PEMFiles.write(privateKeyPEM, to: keyPath)
         try PEMFiles.write(bytes: pkcs12(password: pkcs12Password), to: pkcs12Path)
-        return [certificatePath, keyPath, pkcs12Path]
+        let certificateLines = certificatePEM.hasSuffix("\n") ? certificatePEM : certificatePEM + "\n"
+        try PEMFiles.write(certificateLines + privateKeyPEM, to: bundlePath)
+        return [certificatePath, keyPath, pkcs12Path, bundlePath]
     }
 }

@@ -46,8 +46,10 @@ enum PEMFiles {
         }
     }
 
+    /// Writes text, ending it with a newline if it has none: PEM files are concatenated (`cat cert.pem key.pem >
+    /// bundle.pem`), and without it the two armour lines run together and neither can be read.
     static func write(_ contents: String, to path: String) throws(APNsMockCertificateError) {
-        try write(bytes: Array(contents.utf8), to: path)
+        try write(bytes: Array(contents.utf8) + (contents.hasSuffix("\n") ? [] : [0x0A]), to: path)
     }
 
     /// Writes binary contents (a `.p12`) with the same atomicity and permissions as PEM text.

@@ -198,7 +198,10 @@ struct ClientCertificateTests {
             now: fixedNow
         )
         #expect(paths.map { URL(fileURLWithPath: $0).lastPathComponent }
-            == ["client-com.cli.app-production.pem", "client-com.cli.app-production-key.pem", "client-com.cli.app-production.p12"])
+            == [
+                "client-com.cli.app-production.pem", "client-com.cli.app-production-key.pem", "client-com.cli.app-production.p12",
+                "client-com.cli.app-production-bundle.pem",
+            ])
         let identity = try ClientCertificateIdentity(pem: String(contentsOfFile: paths[0], encoding: .utf8))
         #expect(identity.topics == ["com.cli.app", "com.cli.app.voip"])
         #expect(identity.environments == ["production"])
@@ -212,7 +215,11 @@ struct ClientCertificateTests {
             name: "mine",
             now: fixedNow
         )
-        #expect(named.map { URL(fileURLWithPath: $0).lastPathComponent } == ["mine.pem", "mine-key.pem", "mine.p12"])
+        #expect(named.map { URL(fileURLWithPath: $0).lastPathComponent } == ["mine.pem", "mine-key.pem", "mine.p12", "mine-bundle.pem"])
+        // The bundle is the certificate, then its key, each ending with a newline (Python's ssl loads it: see
+        // ShippedCredentialsTests).
+        #expect(try String(contentsOfFile: named[3], encoding: .utf8)
+            == String(contentsOfFile: named[0], encoding: .utf8) + String(contentsOfFile: named[1], encoding: .utf8))
         for path in named {
             let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
             #expect(mode == 0o644, "\(path)")

@@ -143,7 +143,10 @@ struct DevelopmentCertificateSetTests {
         #expect(paths.map { URL(fileURLWithPath: $0).lastPathComponent } == ["ca.pem", "ca-key.pem", "server.pem", "server-key.pem"])
         let expectedContents = [set.caCertificatePEM, set.caPrivateKeyPEM, set.serverCertificatePEM, set.serverPrivateKeyPEM]
         for (path, expected) in zip(paths, expectedContents) {
-            #expect(try String(contentsOfFile: path, encoding: .utf8) == expected)
+            // As generated, ended with a newline so that PEM files can be concatenated.
+            let written = try String(contentsOfFile: path, encoding: .utf8)
+            #expect(written.hasSuffix("\n"))
+            #expect(written.trimmingCharacters(in: .newlines) == expected.trimmingCharacters(in: .newlines))
             let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
             #expect(mode == 0o644, "\(path)")
         }
@@ -151,7 +154,8 @@ struct DevelopmentCertificateSetTests {
         // Overwriting an existing set must work (regeneration at start-up).
         let again = try DevelopmentCertificateSet.generate(now: fixedNow)
         try again.write(to: directory)
-        #expect(try String(contentsOfFile: paths[2], encoding: .utf8) == again.serverCertificatePEM)
+        #expect(try String(contentsOfFile: paths[2], encoding: .utf8).trimmingCharacters(in: .newlines)
+            == again.serverCertificatePEM.trimmingCharacters(in: .newlines))
     }
 
     @Test func writeReportsUnwritableDirectory() throws {

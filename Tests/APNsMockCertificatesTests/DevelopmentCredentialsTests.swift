@@ -35,8 +35,8 @@ struct DevelopmentCredentialsTests {
         let paths = try credentials.write(to: directory)
         #expect(paths.map { URL(fileURLWithPath: $0).lastPathComponent } == [
             "ca.pem", "ca-key.pem", "server.pem", "server-key.pem",
-            "client-development.pem", "client-development-key.pem", "client-development.p12",
-            "client-production.pem", "client-production-key.pem", "client-production.p12",
+            "client-development.pem", "client-development-key.pem", "client-development.p12", "client-development-bundle.pem",
+            "client-production.pem", "client-production-key.pem", "client-production.p12", "client-production-bundle.pem",
             "AuthKey_APNSMOCK01.p8",
         ])
         for path in paths {
@@ -52,15 +52,15 @@ struct DevelopmentCredentialsTests {
         #expect(authority.certificate == sharedSet.authority.certificate)
         let development = try CertifiedKey(certificateFile: paths[4], privateKeyFile: paths[5])
         #expect(development.certificate == credentials.developmentClient.certificate)
-        let production = try CertifiedKey(certificateFile: paths[7], privateKeyFile: paths[8])
+        let production = try CertifiedKey(certificateFile: paths[8], privateKeyFile: paths[9])
         #expect(ClientCertificateIdentity(certificate: production.certificate).environments == ["production"])
-        let key = try SigningKeyFile.load(path: paths[10])
+        let key = try SigningKeyFile.load(path: paths[12])
         #expect(key.privateKey.rawRepresentation == credentials.signingKey.privateKey.rawRepresentation)
         #expect(try SigningKeyFile.loadAll(in: directory).map(\.keyID) == ["APNSMOCK01"])
 
         // The .p12 opens with the documented password.
         if Tools.hasOpenSSL {
-            for p12 in [paths[6], paths[9]] {
+            for p12 in [paths[6], paths[10]] {
                 let result = try Tools.runOpenSSL("pkcs12", "-in", p12, "-passin", "pass:apns-mock", "-nodes")
                 #expect(result.status == 0, "\(result.output)")
             }

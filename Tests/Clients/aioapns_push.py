@@ -7,6 +7,7 @@ in production.
 
   aioapns_push.py --port P --ca Certs/ca.pem --key Certs/AuthKey_APNSMOCK01.p8 --key-id APNSMOCK01 --team-id TEAM000001 --topic com.example.app --token HEX [--count N]
   aioapns_push.py --port P --ca Certs/ca.pem --cert Certs/client-development.pem --cert-key Certs/client-development-key.pem --token HEX
+  aioapns_push.py --port P --ca Certs/ca.pem --bundle Certs/client-development-bundle.pem --token HEX
 """
 import argparse
 import asyncio
@@ -30,6 +31,7 @@ async def main() -> int:
     parser.add_argument("--team-id")
     parser.add_argument("--cert")
     parser.add_argument("--cert-key")
+    parser.add_argument("--bundle", help="one PEM file with the certificate and its key (Certs/client-*-bundle.pem)")
     parser.add_argument("--topic", default="com.example.app")
     parser.add_argument("--token", required=True)
     parser.add_argument("--count", type=int, default=1)
@@ -40,7 +42,10 @@ async def main() -> int:
         protocol.APNS_PORT = args.port
 
     context = ssl.create_default_context(cafile=args.ca)
-    if args.cert:
+    if args.bundle:
+        client = APNs(client_cert=args.bundle, topic=args.topic, use_sandbox=True, ssl_context=context,
+                      max_connection_attempts=1)
+    elif args.cert:
         # aioapns loads one file holding the certificate and its key.
         bundle = tempfile.NamedTemporaryFile("w", suffix=".pem", delete=False)
         bundle.write(open(args.cert).read().rstrip() + "\n" + open(args.cert_key).read())
