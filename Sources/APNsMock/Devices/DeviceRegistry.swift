@@ -3,8 +3,17 @@ import Synchronization
 /// The devices the mock knows, shared by every connection (and the admin API): which token belongs to which
 /// topic and environment, and which were unregistered and since when. Tokens are compared case-insensitively.
 public final class DeviceRegistry: Sendable {
+    /// Who put a device in the registry: its owner decides when it goes.
+    public enum Origin: Sendable, Equatable {
+        /// Declared by the scenario in force: goes when that scenario is replaced or deleted.
+        case scenario
+        /// Added through the admin API (or code): stays until removed, or until `POST /admin/reset`.
+        case admin
+    }
+
     private struct Entry {
         var device: Device
+        var origin: Origin
         /// Lower case, for topic checks without allocating.
         var topic: String
         /// Insertion order, so `list()` is stable.
@@ -24,15 +33,16 @@ public final class DeviceRegistry: Sendable {
         for device in devices { add(device) }
     }
 
-    /// Adds a device, or replaces the one with the same token (keeping its place in the list).
-    public func add(_ device: Device) {
+    /// Adds a device, or replaces the one with the same token (keeping its place in the list; the device then
+    /// belongs to `origin`).
+    public func add(_ device: Device, origin: Origin = .admin) {
         let key = Device.normalizedToken(device.token)
         let topic = device.topic.lowercased()
         state.withLock { state in
             if let existing = state.entries[key] {
-                state.entries[key] = Entry(device: device, topic: topic, order: existing.order)
+                state.entries[key] = Entry(device: device, origin: origin, topic: topic, order: existing.order)
             } else {
-                state.entries[key] = Entry(device: device, topic: topic, order: state.nextOrder)
+                state.entries[key] = Entry(device: device, origin: origin, topic: topic, order: state.nextOrder)
                 state.nextOrder += 1
             }
             size.store(state.entries.count, ordering: .relaxed)
@@ -58,6 +68,14 @@ public final class DeviceRegistry: Sendable {
         return state.withLock { state in
             defer { size.store(state.entries.count, ordering: .relaxed) }
             return state.entries.removeValue(forKey: key)?.device
+        }
+    }
+
+    /// Forgets the devices `origin` put here (a scenario's, when it is replaced).
+    public func removeAll(origin: Origin) {
+        state.withLock { state in
+            state.entries = state.entries.filter { $0.value.origin != origin }
+            size.store(state.entries.count, ordering: .relaxed)
         }
     }
 

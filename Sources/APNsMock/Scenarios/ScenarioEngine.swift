@@ -20,6 +20,8 @@ public final class ScenarioEngine: Sendable {
     private let plan: Plan
     private let compiled: [CompiledRule]
     private let state: Mutex<State>
+    /// Requests seen while `plan.countsInertRequests` (no rule to evaluate, so no lock taken).
+    private let inertRequests = Atomic<UInt64>(0)
 
     /// What evaluation needs, worked out once so requests pay only for the conditions in use.
     private struct Plan: Sendable {
@@ -28,6 +30,9 @@ public final class ScenarioEngine: Sendable {
         var countsPerConnection: Bool
         /// No rules and no default latency: nothing to decide.
         var isInert: Bool
+        /// Inert, but a scenario was loaded (devices, outages, a connection policy): its requests are still counted
+        /// for `GET /admin/scenario`, without the lock.
+        var countsInertRequests: Bool
     }
 
     private struct RuleState {
@@ -74,7 +79,9 @@ public final class ScenarioEngine: Sendable {
             needsToken: rules.contains { $0.conditions.needsToken || $0.conditions.nthForToken != nil },
             countsPerToken: rules.contains { $0.conditions.nthForToken != nil },
             countsPerConnection: rules.contains { $0.conditions.nthOnConnection != nil },
-            isInert: rules.isEmpty && scenario.defaults.latency == nil
+            isInert: rules.isEmpty && scenario.defaults.latency == nil,
+            countsInertRequests: rules.isEmpty && scenario.defaults.latency == nil
+                && (!scenario.devices.isEmpty || !scenario.outages.isEmpty || scenario.connection != ScenarioConnectionPolicy())
         )
         compiled = rules.map(CompiledRule.init)
         let start = startedAt ?? now()
@@ -87,7 +94,7 @@ public final class ScenarioEngine: Sendable {
                 regexes: regexes
             )
         )
-        for device in scenario.devices { devices.add(device.device(startedAt: start)) }
+        for device in scenario.devices { devices.add(device.device(startedAt: start), origin: .scenario) }
     }
 
 
@@ -112,7 +119,10 @@ public final class ScenarioEngine: Sendable {
     /// latency (then answer as usual). Counts the request (overall, per token, per connection) and advances the
     /// matching rule's sequence and `times`.
     public func evaluate(_ request: APNsRequest, headers: APNsHeaders, connection: UInt64) -> ScenarioDecision? {
-        if plan.isInert { return nil }
+        if plan.isInert {
+            if plan.countsInertRequests { inertRequests.add(1, ordering: .relaxed) }
+            return nil
+        }
         let now = self.now()
         var token: Substring?
         if plan.needsToken, request.path.utf8.starts(with: APNsPath.devicePrefix.utf8) {
@@ -263,12 +273,13 @@ public final class ScenarioEngine: Sendable {
         state.withLock { state in
             state.startedAt = start
             state.requests = 0
+            inertRequests.store(0, ordering: .relaxed)
             state.perToken = [:]
             state.perConnection = [:]
             state.rules = Self.freshRuleStates(count: count, seed: seed)
             state.latency = SeededGenerator(seed: seed, stream: 0)
         }
-        for device in scenario.devices { devices.add(device.device(startedAt: start)) }
+        for device in scenario.devices { devices.add(device.device(startedAt: start), origin: .scenario) }
     }
 
     /// The scenario with its counters, for `GET /admin/scenario`.
@@ -285,7 +296,7 @@ public final class ScenarioEngine: Sendable {
                     nextStep: rules[index].isSequence ? ruleState.nextStep : nil
                 )
             }
-            return (state.startedAt, state.requests, statistics)
+            return (state.startedAt, state.requests + inertRequests.load(ordering: .relaxed), statistics)
         }
         return ScenarioSnapshot(
             scenario: scenario,

@@ -96,6 +96,16 @@ enum AdminRoutes {
             return json(notification)
         }
 
+        // The whole mock back to its start state, for a test's set-up: no scenario, no devices, no recordings,
+        // the recorder's counts and the sinks' queues as after a start. Process-lifetime counters stay (Prometheus
+        // counters never go down; connections accepted; sequence numbers).
+        router.post("/admin/reset") { _, _ -> Response in
+            admin.scenario.resetToStart()
+            admin.store.clear()
+            MemoryRelease.returnFreedMemoryToTheSystem()
+            return json(["reset": true])
+        }
+
         router.delete("/admin/notifications") { _, _ -> Response in
             admin.store.clear()
             MemoryRelease.returnFreedMemoryToTheSystem()
