@@ -142,7 +142,36 @@ struct AdminQueryParameterTests {
     func rejectsUnreadableSince(value: String) throws {
         let error = try #require(queryError([("since", value)]))
         #expect(error.parameter == "since")
-        #expect(error.message.hasPrefix("'\(value)' is neither"))
+        #expect(error.message.hasPrefix("'\(value)' is not a time"))
+    }
+
+    @Test func sinceReadsNowAndTimesRelativeToNow() throws {
+        let now: Int64 = 1_700_000_000_000
+        #expect(try NotificationQuery(parameters: [("since", "now")], now: now).since == now)
+        #expect(try NotificationQuery(parameters: [("since", "-30s")], now: now).since == now - 30_000)
+        #expect(try NotificationQuery(parameters: [("since", "2023-11-14T22:13:20Z")], now: now).since == now)
+    }
+
+    @Test func camelCaseSpellingsOfTheJSONFieldsAreAccepted() throws {
+        let query = try NotificationQuery(parameters: [("pushType", "alert"), ("apnsId", "x"), ("keyId", "k"), ("teamId", "t"), ("deviceToken", token)])
+        #expect(query.pushType == "alert" && query.apnsID == "x" && query.keyID == "k" && query.teamID == "t" && query.deviceToken == token)
+    }
+
+    @Test(arguments: [[("status", "200"), ("status", "400")], [("push-type", "alert"), ("pushType", "voip")], [("token", token), ("deviceToken", token)]])
+    func aFilterGivenTwiceIsAnError(parameters: [(String, String)]) throws {
+        let error = try #require(queryError(parameters))
+        #expect(error.message.hasPrefix("given more than once"), "\(error)")
+    }
+
+    @Test func pagingAndTheNewFilters() throws {
+        let query = try NotificationQuery(parameters: [
+            ("order", "newest"), ("before", "42"), ("limit", "10"), ("connection", "7"), ("abandoned", "true"),
+            ("header", "apns-priority:5"), ("header", "X-Note: a:b"),
+        ])
+        #expect(query.newestFirst && query.beforeSequence == 42 && query.limit == 10 && query.connectionID == 7 && query.abandoned == true)
+        #expect(query.headers == [HeaderField(name: "apns-priority", value: "5"), HeaderField(name: "x-note", value: "a:b")])
+        #expect(queryError([("order", "latest")])?.message == "'latest' is not oldest or newest")
+        #expect(queryError([("header", "novalue")])?.parameter == "header")
     }
 }
 
@@ -150,7 +179,9 @@ struct AdminQueryParameterTests {
 struct AdminWaitParameterTests {
     @Test func waitsForOneNotificationForFiveSecondsByDefault() throws {
         let (query, count, timeout) = try AdminRoutes.waitParameters([])
-        #expect(query == NotificationQuery())
+        var expected = NotificationQuery()
+        expected.limit = 1
+        #expect(query == expected, "exactly the first match")
         #expect(count == 1)
         #expect(timeout == .seconds(5))
     }
@@ -161,7 +192,7 @@ struct AdminWaitParameterTests {
 
     @Test func passesFiltersThrough() throws {
         let (query, count, _) = try AdminRoutes.waitParameters([("token", token), ("count", "2"), ("topic", "t")])
-        #expect(query == NotificationQuery(deviceToken: token, topic: "t"))
+        #expect(query == NotificationQuery(deviceToken: token, topic: "t", limit: 2))
         #expect(count == 2)
     }
 

@@ -173,10 +173,16 @@ struct DeviceRegistryTests {
         #expect(try Device.unregisterTimestamp(json: [], now: now) == now)
         #expect(try Device.unregisterTimestamp(json: Array("{}".utf8), now: now) == now)
         #expect(try Device.unregisterTimestamp(json: Array(#"{"timestamp": 1234}"#.utf8), now: now) == 1234)
-        #expect(throws: DeviceJSONError(field: "timestamp", message: "must be a number: milliseconds since the epoch"))
-        {
+        #expect(throws: DeviceJSONError(field: "timestamp", message: "must be a number: milliseconds since the epoch")) {
+            try Device.unregisterTimestamp(json: Array(#"{"timestamp": [1]}"#.utf8), now: now)
+        }
+        #expect(throws: DeviceJSONError.self) {
             try Device.unregisterTimestamp(json: Array(#"{"timestamp": "soon"}"#.utf8), now: now)
         }
+        // The scenario files' times: relative to now, now, ISO 8601.
+        #expect(try Device.unregisterTimestamp(json: Array(#"{"timestamp": "-2d"}"#.utf8), now: now) == now - 2 * 86_400_000)
+        #expect(try Device.unregisterTimestamp(json: Array(#"{"timestamp": "now"}"#.utf8), now: now) == now)
+        #expect(try Device.unregisterTimestamp(json: Array(#"{"timestamp": "2023-11-14T22:13:20Z"}"#.utf8), now: now) == 1_700_000_000_000)
         #expect(throws: DeviceJSONError(field: "when", message: "unknown key; expected timestamp")) {
             try Device.unregisterTimestamp(json: Array(#"{"when": 1}"#.utf8), now: now)
         }

@@ -98,6 +98,16 @@ extension Device {
             throw DeviceJSONError(field: unknown, message: "unknown key; expected timestamp")
         }
         guard let value = object["timestamp"], !(value is NSNull) else { return now }
+        if let text = value as? String {
+            // The scenario files' times: `now`, `-2d`, `+30s` (from now), an ISO 8601 date.
+            guard let time = ScenarioTimeSyntax.parseTime(text, relativeTo: now) else {
+                throw DeviceJSONError(
+                    field: "timestamp",
+                    message: "'\(text)' is not a time; write milliseconds since the epoch, an ISO 8601 date, now, or a time relative to now (-2d, +30s)"
+                )
+            }
+            return time
+        }
         return try milliseconds(value, field: "timestamp")
     }
 

@@ -14,8 +14,19 @@ public struct NotificationQuery: Sendable, Equatable {
     public var teamID: String?
     /// The scenario rule that answered.
     public var scenarioRule: String?
-    /// At most this many, the earliest first.
+    /// The provider connection the request came in on.
+    public var connectionID: UInt64?
+    /// `true`: only requests that got no answer; `false`: only answered ones.
+    public var abandoned: Bool?
+    /// Headers the request must carry with exactly this value (names in lower case), every one of them.
+    public var headers: [HeaderField] = []
+    /// Only recordings after (`after`) or before (`before`) this sequence number: the cursor of paged lists.
+    public var afterSequence: UInt64?
+    public var beforeSequence: UInt64?
+    /// At most this many, in `order`.
     public var limit: Int?
+    /// `oldest` first (arrival order, the default) or `newest` first.
+    public var newestFirst = false
 
     public init(
         deviceToken: String? = nil,
@@ -40,13 +51,22 @@ public struct NotificationQuery: Sendable, Equatable {
     public func matches(_ notification: RecordedNotification) -> Bool {
         // Tokens are hex: compare them without regard to case, as APNs accepts either.
         if let deviceToken, notification.deviceToken?.lowercased() != deviceToken.lowercased() { return false }
-        if let topic, notification.topic != topic { return false }
+        if let afterSequence, notification.sequence <= afterSequence { return false }
+        if let beforeSequence, notification.sequence >= beforeSequence { return false }
+        // Topics are bundle ids: APNs compares them without regard to case.
+        if let topic, notification.topic?.lowercased() != topic.lowercased() { return false }
         if let pushType, notification.pushType != pushType { return false }
         if let status, notification.status != status { return false }
         if let reason, notification.reason?.rawValue != reason { return false }
         if let apnsID, notification.apnsID?.lowercased() != apnsID.lowercased() { return false }
         if let since, notification.receivedAt < since { return false }
         if let scenarioRule, notification.scenarioRule != scenarioRule { return false }
+        if let connectionID, notification.connectionID != connectionID { return false }
+        if let abandoned, (notification.status == nil) != abandoned { return false }
+        if !headers.isEmpty {
+            let sent = notification.request.headers
+            for wanted in headers where !sent.contains(where: { $0.name == wanted.name && $0.value == wanted.value }) { return false }
+        }
         if authMethod != nil || keyID != nil || teamID != nil {
             guard let authentication = notification.authentication else { return false }
             if let authMethod, authentication.method != authMethod { return false }

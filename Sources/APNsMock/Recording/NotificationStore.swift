@@ -16,6 +16,15 @@ public struct RecorderStatistics: Sendable, Equatable {
     public var capacity: Int = 0
 }
 
+/// One page of a list (see `NotificationStore.page`).
+public struct NotificationPage: Sendable {
+    public var notifications: [RecordedNotification]
+    /// Matches of the filters, on every page.
+    public var total: Int
+    /// Where the next page starts (`after` it, oldest first; `before` it, newest first), `nil` on the last page.
+    public var next: UInt64?
+}
+
 /// The result of waiting for recordings.
 public struct NotificationWaitResult: Sendable {
     /// Whether `count` matching notifications existed before the timeout.
@@ -122,16 +131,36 @@ public final class NotificationStore: Sendable {
         return sequence
     }
 
-    /// Matching notifications in arrival order (at most `query.limit`), and how many match in all.
+    /// Matching notifications in the query's order (at most `query.limit`), and how many match in all.
     public func list(_ query: NotificationQuery = NotificationQuery()) -> (notifications: [RecordedNotification], total: Int) {
-        state.withLock { state in
+        let page = page(query)
+        return (page.notifications, page.total)
+    }
+
+    /// One page of matching notifications: at most `query.limit` in the query's order, after or before the
+    /// query's cursor; `total` counts every match of the filters (the cursor aside), and `next` is the sequence
+    /// number to continue from when more match past this page.
+    public func page(_ query: NotificationQuery) -> NotificationPage {
+        var filters = query
+        filters.afterSequence = nil
+        filters.beforeSequence = nil
+        return state.withLock { state in
             var found: [RecordedNotification] = []
             var total = 0
-            for record in state.records where query.matches(record) {
+            var more = false
+            func visit(_ record: RecordedNotification) {
+                guard filters.matches(record) else { return }
                 total += 1
-                if query.limit.map({ found.count < $0 }) ?? true { found.append(record) }
+                if let after = query.afterSequence, record.sequence <= after { return }
+                if let before = query.beforeSequence, record.sequence >= before { return }
+                if query.limit.map({ found.count < $0 }) ?? true { found.append(record) } else { more = true }
             }
-            return (found, total)
+            if query.newestFirst {
+                for record in state.records.reversed() { visit(record) }
+            } else {
+                for record in state.records { visit(record) }
+            }
+            return NotificationPage(notifications: found, total: total, next: more ? found.last?.sequence : nil)
         }
     }
 

@@ -53,6 +53,17 @@ package enum ScenarioTimeSyntax {
         return nil
     }
 
+    /// A time as text, resolved now: milliseconds since the epoch (`1700000000000`), an ISO 8601 date, `now`, or a
+    /// signed duration from `base` (`-2d`, `+30s`). The scenario files' forms, for the admin API.
+    package static func parseTime(_ text: String, relativeTo base: Int64) -> Int64? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if let milliseconds = Int64(trimmed), milliseconds >= 0 { return milliseconds }
+        if trimmed == "now" { return base }
+        if let milliseconds = parseISO8601(trimmed) { return milliseconds }
+        if case .success(let offset) = parseSignedDuration(trimmed) { return base + offset }
+        return nil
+    }
+
     /// `90000` → `1m30s`, `1500` → `1s500ms`: a form that parses back to the same value.
     static func format(milliseconds: Int64) -> String {
         if milliseconds == 0 { return "0s" }

@@ -19,6 +19,10 @@ struct AdminContext: Sendable {
 enum AdminRoutes {
     /// The longest `wait` allowed, so a forgotten test cannot hold a connection forever.
     static let maximumWait: Duration = .seconds(600)
+    /// `wait`'s timeout when none is given.
+    static let defaultWait: Duration = .seconds(5)
+    /// Recordings a list returns when no `limit` is given (a page; `next` says where the following one starts).
+    static let defaultListLimit = 100
 
     static func makeRouter(_ admin: AdminContext) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
@@ -60,9 +64,16 @@ enum AdminRoutes {
 
         router.get("/admin/notifications") { request, _ -> Response in
             do throws(AdminInputError) {
-                let query = try NotificationQuery(parameters: parameters(of: request))
-                let (notifications, total) = admin.store.list(query)
-                return json(["notifications": notifications, "total": total])
+                var query = try NotificationQuery(parameters: parameters(of: request))
+                if query.limit == nil { query.limit = defaultListLimit }
+                let page = admin.store.page(query)
+                var body: [String: Any] = ["notifications": page.notifications, "total": page.total]
+                if let next = page.next {
+                    body["next"] = [query.newestFirst ? "before" : "after": next]
+                } else {
+                    body["next"] = Optional<Any>.none as Any
+                }
+                return json(body)
             } catch {
                 return badInput(error)
             }
@@ -206,9 +217,9 @@ enum AdminRoutes {
     // MARK: Helpers
 
     static func waitParameters(_ parameters: [(String, String)]) throws(AdminInputError) -> (NotificationQuery, Int, Duration) {
-        let query = try NotificationQuery(parameters: parameters, extraAllowed: ["count", "timeout"])
+        var query = try NotificationQuery(parameters: parameters, extraAllowed: ["count", "timeout"])
         var count = 1
-        var timeout: Duration = .seconds(5)
+        var timeout = defaultWait
         for (name, value) in parameters {
             switch name {
             case "count":
@@ -228,6 +239,8 @@ enum AdminRoutes {
                 break
             }
         }
+        // Exactly the first `count` matches, unless a limit says otherwise.
+        if query.limit == nil { query.limit = count }
         return (query, count, timeout)
     }
 

@@ -3,10 +3,10 @@ import APNsMock
 /// Times and durations as the admin API accepts them in query strings: the scenario files' grammar
 /// (`ScenarioTimeSyntax`), so a test writes `5s` or `2026-11-22T03:20:00Z` the same way everywhere.
 enum AdminTime {
-    /// `1732245600123` (milliseconds since the epoch) or `2026-11-22T03:20:00Z` / `…00.123Z`.
-    static func milliseconds(_ text: String) -> Int64? {
-        if let millis = Int64(text) { return millis }
-        return ScenarioTimeSyntax.parseISO8601(text)
+    /// `1732245600123` (milliseconds since the epoch), `2026-11-22T03:20:00Z` / `…00.123Z`, `now`, or a time
+    /// relative to now (`-30s`, `-5m`).
+    static func milliseconds(_ text: String, now: Int64 = WallClock.milliseconds()) -> Int64? {
+        ScenarioTimeSyntax.parseTime(text, relativeTo: now)
     }
 
     /// `5s`, `500ms`, `2m`, `1m30s` (the scenario grammar, not negative), or a bare number of seconds (`1.5`). At

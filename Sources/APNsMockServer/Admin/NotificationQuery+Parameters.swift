@@ -1,59 +1,106 @@
 import APNsMock
 
 extension NotificationQuery {
-    /// The filters every notification route takes: `token`, `topic`, `push-type`, `status`, `reason`,
-    /// `apns-id`, `auth`, `key-id`, `team-id`, `since` (milliseconds since the epoch, or an ISO 8601 time), `limit`.
-    /// Unknown parameters are an error, so a typo does not silently match everything.
-    init(parameters: [(String, String)], extraAllowed: Set<String> = []) throws(AdminInputError) {
+    /// The query parameters every notification route takes, in kebab-case (the one style the README documents);
+    /// the JSON fields' camelCase spellings are accepted too (`pushType`, `apnsId`, `keyId`, …), so a name copied
+    /// from an answer works.
+    static let parameterAliases: [String: String] = [
+        "deviceToken": "token", "device-token": "token", "pushType": "push-type", "apnsId": "apns-id", "keyId": "key-id",
+        "teamId": "team-id", "scenarioRule": "rule", "connectionId": "connection", "connection-id": "connection",
+    ]
+
+    /// The filters: `token`, `topic` (case-insensitive), `push-type`, `status`, `reason`, `apns-id`, `auth`,
+    /// `key-id`, `team-id`, `rule`, `connection`, `abandoned`, `header` (`name:value`, repeatable: all must match),
+    /// `since` (milliseconds since the epoch, an ISO 8601 time, `now`, or relative to now: `-30s`); paging: `limit`,
+    /// `order` (`oldest`, `newest`), `after` / `before` (a sequence number).
+    /// Unknown parameters are an error, so a typo does not silently match everything; so is a filter given twice
+    /// (except `header`), so `status=200&status=400` is never silently the last one.
+    init(parameters: [(String, String)], extraAllowed: Set<String> = [], now: Int64 = WallClock.milliseconds()) throws(AdminInputError) {
         self.init()
-        for (name, value) in parameters {
+        var seen: Set<String> = []
+        for (given, value) in parameters {
+            let name = Self.parameterAliases[given] ?? given
+            if name != "header", !seen.insert(name).inserted {
+                throw AdminInputError(
+                    parameter: given,
+                    message: "given more than once; filters combine with AND and take one value each (list twice and merge to OR)"
+                )
+            }
             switch name {
-            case "token", "device-token": deviceToken = value
+            case "token": deviceToken = value
             case "topic": topic = value
             case "push-type":
                 guard PushType(rawValue: value) != nil else {
                     throw AdminInputError(
-                        parameter: name,
+                        parameter: given,
                         message: "'\(value)' is not a push type (\(PushType.allCases.map(\.rawValue).joined(separator: ", ")))"
                     )
                 }
                 pushType = value
             case "status":
                 guard let code = Int(value), (100...599).contains(code) else {
-                    throw AdminInputError(parameter: name, message: "'\(value)' is not an HTTP status code")
+                    throw AdminInputError(parameter: given, message: "'\(value)' is not an HTTP status code")
                 }
                 status = code
             case "reason":
                 guard Reason(rawValue: value) != nil else {
-                    throw AdminInputError(parameter: name, message: "'\(value)' is not an APNs reason")
+                    throw AdminInputError(parameter: given, message: "'\(value)' is not an APNs reason")
                 }
                 reason = value
             case "apns-id": apnsID = value
             case "auth":
                 let methods = ["token", "certificate", "none", "missing"]
                 guard methods.contains(value) else {
-                    throw AdminInputError(parameter: name, message: "'\(value)' is not one of: \(methods.joined(separator: ", "))")
+                    throw AdminInputError(parameter: given, message: "'\(value)' is not one of: \(methods.joined(separator: ", "))")
                 }
                 authMethod = value
             case "key-id": keyID = value
             case "rule": scenarioRule = value
             case "team-id": teamID = value
+            case "connection":
+                guard let id = UInt64(value) else {
+                    throw AdminInputError(parameter: given, message: "'\(value)' is not a connection id (connectionId in a recording)")
+                }
+                connectionID = id
+            case "abandoned":
+                switch value {
+                case "true": abandoned = true
+                case "false": abandoned = false
+                default: throw AdminInputError(parameter: given, message: "'\(value)' is not true or false")
+                }
+            case "header":
+                guard let colon = value.firstIndex(of: ":"), colon != value.startIndex else {
+                    throw AdminInputError(parameter: given, message: "'\(value)' is not name:value (e.g. apns-priority:5)")
+                }
+                let headerValue = value[value.index(after: colon)...]
+                headers.append(HeaderField(name: value[..<colon].lowercased(), value: String(headerValue.drop { $0 == " " })))
             case "since":
-                guard let millis = AdminTime.milliseconds(value) else {
+                guard let millis = AdminTime.milliseconds(value, now: now) else {
                     throw AdminInputError(
-                        parameter: name,
-                        message: "'\(value)' is neither milliseconds since the epoch nor an ISO 8601 time"
+                        parameter: given,
+                        message: "'\(value)' is not a time: milliseconds since the epoch, an ISO 8601 time, now, or relative to now (-30s)"
                     )
                 }
                 since = millis
             case "limit":
                 guard let count = Int(value), count >= 0 else {
-                    throw AdminInputError(parameter: name, message: "'\(value)' is not a non-negative whole number")
+                    throw AdminInputError(parameter: given, message: "'\(value)' is not a non-negative whole number")
                 }
                 limit = count
+            case "order":
+                switch value {
+                case "oldest": newestFirst = false
+                case "newest": newestFirst = true
+                default: throw AdminInputError(parameter: given, message: "'\(value)' is not oldest or newest")
+                }
+            case "after", "before":
+                guard let sequence = UInt64(value) else {
+                    throw AdminInputError(parameter: given, message: "'\(value)' is not a sequence number")
+                }
+                if name == "after" { afterSequence = sequence } else { beforeSequence = sequence }
             default:
                 guard extraAllowed.contains(name) else {
-                    throw AdminInputError(parameter: name, message: "unknown parameter")
+                    throw AdminInputError(parameter: given, message: "unknown parameter")
                 }
             }
         }
