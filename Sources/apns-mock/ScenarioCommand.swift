@@ -21,13 +21,18 @@ struct ScenarioCommand: ParsableCommand {
             for file in files {
                 do {
                     let scenario = try ScenarioLoader.load(file: file)
-                    print("\(file): ok (\(scenario.name): \(scenario.rules.count) rules, \(scenario.devices.count) devices)")
+                    print("\(file): ok (\(scenario.name): \(Self.count(scenario.rules.count, "rule")), \(Self.count(scenario.devices.count, "device")))")
                 } catch {
                     failed = true
                     print(error.description)
                 }
             }
             if failed { throw ExitCode(1) }
+        }
+
+        /// `1 rule`, `3 rules`, `0 devices`.
+        static func count(_ number: Int, _ noun: String) -> String {
+            "\(number) \(noun)\(number == 1 ? "" : "s")"
         }
     }
 }

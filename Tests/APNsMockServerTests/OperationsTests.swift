@@ -152,7 +152,7 @@ struct OperationsTests {
         #expect {
             try ServerConfiguration.resolve(flags: [.config: path], environment: [:])
         } throws: { error in
-            "\(error)".hasPrefix("\(path):2: prot: unknown setting")
+            "\(error)" == "\(path):2: prot: unknown setting; did you mean 'port'?"
         }
         try "port: many\n".write(toFile: path, atomically: true, encoding: .utf8)
         #expect {

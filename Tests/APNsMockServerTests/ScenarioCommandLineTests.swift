@@ -134,7 +134,7 @@ struct ScenarioCommandLineTests {
         try await ExternalTool.withTemporaryFile(Data(json.utf8)) { path in
             let result = try await Self.run(["scenario", "check", path])
             #expect(result.exitCode == 0, "\(result)")
-            #expect(result.stdout == "\(path): ok (json-example: 1 rules, 1 devices)\n", "\(result)")
+            #expect(result.stdout == "\(path): ok (json-example: 1 rule, 1 device)\n", "\(result)")
         }
     }
 

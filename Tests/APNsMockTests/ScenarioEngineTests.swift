@@ -170,6 +170,13 @@ struct ScenarioMatchingTests {
         #expect(answers(engine, Array(repeating: F.push(), count: 7)) == ["-", "-", "r", "-", "-", "r", "-"])
     }
 
+    @Test func everyNthStartingLater() throws {
+        // "Every third request, starting with the fifth": 5, 8, 11.
+        let engine = try F.engine("rules: [{name: r, match: {every: 3, offset: 2}, accept: true}]")
+        #expect(answers(engine, Array(repeating: F.push(), count: 11)) == ["-", "-", "-", "-", "r", "-", "-", "r", "-", "-", "r"])
+        #expect(engine.scenario.rules[0].conditions.everyOffset == 2)
+    }
+
     @Test func timeWindowsUseTheInjectedClock() throws {
         let clock = ScenarioTestClock(F.start)
         let engine = try F.engine(

@@ -27,6 +27,23 @@ struct ScenarioErrorTests {
         )
     }
 
+    @Test func aTabInTheIndentationIsNamed() throws {
+        let problem = try only("rules:\n  - name: x\n\taccept: true\n")
+        #expect(problem.line == 3, "\(problem)")
+        #expect(problem.message.contains("tab"), "\(problem)")
+    }
+
+    @Test func aTokenThatCanNeverMatchIsAnError() throws {
+        let problem = try only("rules:\n  - match: {token: not-a-token}\n    accept: true\n")
+        #expect(problem.field == "rules[0].match.token", "\(problem)")
+        #expect(problem.message.contains("is not a device token"), "\(problem)")
+    }
+
+    @Test func offsetGoesWithEvery() throws {
+        let problem = try only("rules:\n  - match: {offset: 2}\n    accept: true\n")
+        #expect(problem.message.hasPrefix("goes with every"), "\(problem)")
+    }
+
     @Test func unknownRootKeyListsTheKnownOnes() throws {
         let problem = try only("colour: blue")
         #expect(problem.line == 1 && problem.column == 1)

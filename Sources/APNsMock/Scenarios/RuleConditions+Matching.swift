@@ -65,7 +65,10 @@ final class CompiledRule: Sendable {
         if let after = conditions.after, elapsed < after { return false }
         if let before = conditions.before, elapsed >= before { return false }
         if let nth = conditions.nth, !nth.contains(ordinals.overall) { return false }
-        if let every = conditions.every, ordinals.overall % UInt64(every) != 0 { return false }
+        if let every = conditions.every {
+            let offset = UInt64(conditions.everyOffset)
+            guard ordinals.overall > offset, (ordinals.overall - offset) % UInt64(every) == 0 else { return false }
+        }
         if let range = conditions.nthForToken, !range.contains(ordinals.forToken) { return false }
         if let range = conditions.nthOnConnection, !range.contains(ordinals.onConnection) { return false }
         if !tokenSets.isEmpty || tokenPrefix != nil {

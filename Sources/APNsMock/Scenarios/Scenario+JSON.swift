@@ -144,6 +144,7 @@ extension RuleConditions {
         if let nthForToken { object["nthForToken"] = Self.json(nthForToken) }
         if let nthOnConnection { object["nthOnConnection"] = Self.json(nthOnConnection) }
         if let every { object["every"] = every }
+        if everyOffset != 0 { object["offset"] = everyOffset }
         if let after { object["after"] = ScenarioTimeSyntax.format(milliseconds: after) }
         if let before { object["before"] = ScenarioTimeSyntax.format(milliseconds: before) }
         if let probability { object["probability"] = probability }

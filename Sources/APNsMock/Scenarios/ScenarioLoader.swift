@@ -47,7 +47,7 @@ extension ScenarioParser {
         do {
             root = try Yams.compose(yaml: text)
         } catch {
-            reportYAMLError(error)
+            reportYAMLError(error, text: text)
             return nil
         }
         guard let root else {
@@ -74,7 +74,7 @@ extension ScenarioParser {
         return scenario
     }
 
-    private mutating func reportYAMLError(_ error: any Error) {
+    private mutating func reportYAMLError(_ error: any Error, text: String) {
         guard let error = error as? YamlError else {
             report(line: nil, column: nil, nil, "not YAML: \(error)")
             return
@@ -85,6 +85,11 @@ extension ScenarioParser {
             .composer(let context, let problem, let mark, _):
             var message = "YAML syntax: \(problem)"
             if let context { message += " (\(context.text) at line \(context.mark.line))" }
+            // libyaml's words for a tab ("found character that cannot start any token") do not say "tab".
+            if let tabLine = Self.lineIndentedWithATab(text, near: mark.line) {
+                report(line: tabLine, column: 1, nil, "a tab in the indentation: YAML indents with spaces only; replace the tab with spaces")
+                return
+            }
             report(line: mark.line, column: mark.column, nil, message)
         case .duplicatedKeysInMapping(let duplicates, let context):
             let keys = duplicates.map { "'\($0)'" }.joined(separator: ", ")
@@ -94,6 +99,17 @@ extension ScenarioParser {
         default:
             report(line: nil, column: nil, nil, "YAML: \(error)")
         }
+    }
+
+    /// The line (1-based) at or before `line` whose indentation holds a tab, if any.
+    static func lineIndentedWithATab(_ text: String, near line: Int) -> Int? {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        for number in stride(from: min(line, lines.count), through: 1, by: -1) {
+            let indentation = lines[number - 1].prefix { $0 == " " || $0 == "\t" }
+            if indentation.contains("\t") { return number }
+            if number < line - 1 { break }
+        }
+        return nil
     }
 
     private mutating func seed(_ node: Node) -> UInt64? {

@@ -8,7 +8,7 @@ extension ScenarioParser {
     static let ruleKeys = ["name", "match", "times", "sequence", "repeat"] + answerKeys
     static let matchKeys = [
         "token", "tokenPrefix", "tokenRegex", "device", "topic", "pushType", "priority", "headers", "payload", "nth",
-        "nthForToken", "nthOnConnection", "every", "after", "before", "probability",
+        "nthForToken", "nthOnConnection", "every", "offset", "after", "before", "probability",
     ]
     /// Statuses APNs answers `/3/device` with.
     static let statuses = [200, 400, 403, 404, 405, 410, 413, 429, 500, 503]
@@ -333,7 +333,13 @@ extension ScenarioParser {
         guard let fields = fields(node, path, allowed: Self.matchKeys) else { return conditions }
         if let value = fields.value("token") {
             conditions.tokens = oneOrMany(value, fields.path("token")) { parser, node, path in
-                parser.string(node, path).map(Device.normalizedToken)
+                guard let token = parser.string(node, path) else { return nil }
+                // A token that is not hex could never be in a request that reaches the rule's answer as APNs would.
+                guard !token.isEmpty, token.utf8.allSatisfy(ASCII.isHexDigit) else {
+                    parser.report(node, path, "'\(token)' is not a device token (hex digits): this rule could never match")
+                    return nil
+                }
+                return Device.normalizedToken(token)
             }
         }
         if let value = fields.value("tokenPrefix") {
@@ -394,6 +400,13 @@ extension ScenarioParser {
             conditions.nthOnConnection = ordinal(value, fields.path("nthOnConnection"))
         }
         if let value = fields.value("every") { conditions.every = int(value, fields.path("every"), in: 1...Int.max) }
+        if let value = fields.value("offset") {
+            if conditions.every == nil, fields.value("every") == nil {
+                report(value, fields.path("offset"), "goes with every (every: 3, offset: 2 matches the 5th, 8th, 11th, …)")
+            } else {
+                conditions.everyOffset = int(value, fields.path("offset"), in: 0...Int.max) ?? 0
+            }
+        }
         if let value = fields.value("after") { conditions.after = duration(value, fields.path("after")) }
         if let value = fields.value("before") { conditions.before = duration(value, fields.path("before")) }
         if let after = conditions.after, let before = conditions.before, before <= after {

@@ -54,6 +54,8 @@ public struct RuleConditions: Sendable, Equatable {
     public var nthOnConnection: OrdinalRange?
     /// Every Nth request overall (N, 2N, 3N, …).
     public var every: Int?
+    /// With `every`: requests skipped before counting starts (`every: 3, offset: 2` matches the 5th, 8th, …).
+    public var everyOffset: Int = 0
     /// Milliseconds since the start: the request arrives at or after this.
     public var after: Int64?
     /// Milliseconds since the start: the request arrives before this.

@@ -1,3 +1,4 @@
+import APNsMock
 import Foundation
 import Yams
 
@@ -28,7 +29,8 @@ enum ConfigurationFile {
             guard let key = ConfigurationKey(rawValue: name), key != .config else {
                 throw ConfigurationError(
                     source: source,
-                    message: "unknown setting (settings: \(ConfigurationKey.allCases.filter { $0 != .config }.map(\.rawValue).joined(separator: ", ")))"
+                    message: "unknown setting; "
+                        + NearMiss.suggestion(for: name, among: ConfigurationKey.allCases.filter { $0 != .config }.map(\.rawValue))
                 )
             }
             let value: String
