@@ -69,7 +69,8 @@ COPY Scenario[s] /etc/apns-mock/scenarios/
 RUN chmod -R a+rX /etc/apns-mock
 
 # Listen on every interface inside the container (the binary's defaults are 127.0.0.1).
-# Scenarios are not wired yet; later: APNS_MOCK_SCENARIO=/etc/apns-mock/scenarios/<name>.yaml.
+# To start with a scenario: APNS_MOCK_SCENARIO=/etc/apns-mock/scenarios/<name>.yaml (the shipped ones, or yours
+# mounted over that folder).
 ENV APNS_MOCK_HOST=0.0.0.0 \
     APNS_MOCK_ADMIN_HOST=0.0.0.0 \
     APNS_MOCK_CERTS_DIR=/etc/apns-mock/certs \
