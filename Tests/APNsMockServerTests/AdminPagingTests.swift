@@ -49,6 +49,13 @@ struct AdminPagingTests {
                 #expect(try await server.admin.notifications([("abandoned", "true")]).isEmpty)
                 let connection = try #require(upper.first?.json["connectionId"]?.int)
                 #expect(try await server.admin.notifications([("connection", String(connection)), ("abandoned", "false")]).count == 2)
+                _ = try await client.send(body: #"{"aps":{"badge":3,"alert":{"title":"Hello: you"}}}"#)
+                #expect(try await server.admin.notifications([("payload", "$.aps.badge:3")]).count == 1)
+                #expect(try await server.admin.notifications([("payload", "$.aps.badge:3"), ("payload", "$.aps.alert.title:Hello: you")]).count == 1)
+                #expect(try await server.admin.notifications([("payload", "$.aps.badge:\"3\"")]).isEmpty, "a JSON string is not the number")
+                #expect(try await server.admin.notifications([("payload", "$.aps.sound:null")]).count == 3, "null matches an absent key")
+                let badPath = try await server.admin.request(.get, "/admin/notifications", query: [("payload", "aps.badge")])
+                #expect(badPath.status == 400 && badPath.json["parameter"]?.string == "payload", "\(badPath.json)")
                 let twice = try await server.admin.request(.get, "/admin/notifications", query: [("status", "200"), ("status", "400")])
                 #expect(twice.status == 400 && twice.json["parameter"]?.string == "status", "\(twice.json)")
             }

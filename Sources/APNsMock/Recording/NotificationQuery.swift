@@ -20,6 +20,8 @@ public struct NotificationQuery: Sendable, Equatable {
     public var abandoned: Bool?
     /// Headers the request must carry with exactly this value (names in lower case), every one of them.
     public var headers: [HeaderField] = []
+    /// Values the payload must hold at JSON paths (as scenario rules' `payload` conditions), every one of them.
+    public var payload: [PayloadCondition] = []
     /// Only recordings after (`after`) or before (`before`) this sequence number: the cursor of paged lists.
     public var afterSequence: UInt64?
     public var beforeSequence: UInt64?
@@ -63,6 +65,10 @@ public struct NotificationQuery: Sendable, Equatable {
         if let scenarioRule, notification.scenarioRule != scenarioRule { return false }
         if let connectionID, notification.connectionID != connectionID { return false }
         if let abandoned, (notification.status == nil) != abandoned { return false }
+        if !payload.isEmpty {
+            let bytes = notification.request.payload
+            for condition in payload where !condition.matches(bytes) { return false }
+        }
         if !headers.isEmpty {
             let sent = notification.request.headers
             for wanted in headers where !sent.contains(where: { $0.name == wanted.name && $0.value == wanted.value }) { return false }

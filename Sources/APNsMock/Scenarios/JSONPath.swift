@@ -97,7 +97,7 @@ public struct JSONPath: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-struct JSONPathError: Error {
-    var message: String
+package struct JSONPathError: Error {
+    package var message: String
     init(_ message: String) { self.message = message }
 }

@@ -100,15 +100,7 @@ final class CompiledRule: Sendable {
         if conditions.tokenRegex != nil {
             guard let regex, let token = input.token, token.firstMatch(of: regex) != nil else { return false }
         }
-        for condition in conditions.payload {
-            let found = JSONScanner.value(at: condition.path, in: input.payload)
-            if condition.value == .null {
-                // "Absent" only counts in a payload that is JSON at all; checked only then, as it reads it all.
-                guard found == .null || (found == nil && JSONScanner.parse(input.payload) != nil) else { return false }
-            } else {
-                guard found == condition.value else { return false }
-            }
-        }
+        for condition in conditions.payload where !condition.matches(input.payload) { return false }
         return true
     }
 

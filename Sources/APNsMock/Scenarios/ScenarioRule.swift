@@ -136,6 +136,38 @@ public struct PayloadCondition: Sendable, Equatable {
         self.path = path
         self.value = value
     }
+
+    /// Whether the payload has `value` at `path`; `null` also matches a path that leads nowhere.
+    public func matches(_ payload: [UInt8]) -> Bool {
+        let found = JSONScanner.value(at: path, in: payload)
+        if value == .null {
+            // "Absent" only counts in a payload that is JSON at all; checked only then, as it reads it all.
+            return found == .null || (found == nil && JSONScanner.parse(payload) != nil)
+        }
+        return found == value
+    }
+
+    /// `$.aps.badge:3`, `$.aps.alert.title:Hello`: a path, a colon (the first outside brackets), and a value that is
+    /// read as JSON when it is JSON (`3`, `true`, `null`, `"3"`) and as text otherwise.
+    package init(filter text: String) throws(JSONPathError) {
+        var depth = 0
+        var split: String.Index?
+        for index in text.indices {
+            switch text[index] {
+            case "[": depth += 1
+            case "]": depth -= 1
+            case ":" where depth == 0: split = index
+            default: break
+            }
+            if split != nil { break }
+        }
+        guard let split else { throw JSONPathError("needs a value after a colon, e.g. $.aps.badge:3") }
+        let valueText = String(text[text.index(after: split)...])
+        self.init(
+            path: try JSONPath(parsing: String(text[..<split])),
+            value: JSONScanner.parse(Array(valueText.utf8)) ?? .string(valueText)
+        )
+    }
 }
 
 /// Inclusive ordinals, 1-based: `nth: 5` is `5...5`, `nth: {from: 5}` is `5...`.

@@ -11,6 +11,7 @@ extension NotificationQuery {
 
     /// The filters: `token`, `topic` (case-insensitive), `push-type`, `status`, `reason`, `apns-id`, `auth`,
     /// `key-id`, `team-id`, `rule`, `connection`, `abandoned`, `header` (`name:value`, repeatable: all must match),
+    /// `payload` (`$.json.path:value`, repeatable),
     /// `since` (milliseconds since the epoch, an ISO 8601 time, `now`, or relative to now: `-30s`); paging: `limit`,
     /// `order` (`oldest`, `newest`), `after` / `before` (a sequence number).
     /// Unknown parameters are an error, so a typo does not silently match everything; so is a filter given twice
@@ -20,7 +21,7 @@ extension NotificationQuery {
         var seen: Set<String> = []
         for (given, value) in parameters {
             let name = Self.parameterAliases[given] ?? given
-            if name != "header", !seen.insert(name).inserted {
+            if name != "header", name != "payload", !seen.insert(name).inserted {
                 throw AdminInputError(
                     parameter: given,
                     message: "given more than once; filters combine with AND and take one value each (list twice and merge to OR)"
@@ -74,6 +75,12 @@ extension NotificationQuery {
                 }
                 let headerValue = value[value.index(after: colon)...]
                 headers.append(HeaderField(name: value[..<colon].lowercased(), value: String(headerValue.drop { $0 == " " })))
+            case "payload":
+                do {
+                    payload.append(try PayloadCondition(filter: value))
+                } catch {
+                    throw AdminInputError(parameter: given, message: "'\(value)': \(error.message)")
+                }
             case "since":
                 guard let millis = AdminTime.milliseconds(value, now: now) else {
                     throw AdminInputError(
