@@ -35,6 +35,29 @@ struct ShippedCredentialsTests {
         #expect(result.exitCode == 0 && result.stdout == "ok\n", "\(result)")
     }
 
+    /// The legacy PKCS#12 files (for Go's pkcs12 package) are 3DES with a SHA-1 MAC, and hold the same
+    /// certificate and key as the PEM files: read with OpenSSL and with Python's cryptography.
+    @Test(arguments: ["development", "production"])
+    func legacyPKCS12IsTheOldFormWithTheSameCertificate(environment: String) async throws {
+        let p12 = TestPaths.certsDirectory + "/client-\(environment)-legacy.p12"
+        let info = try await ExternalTool.run("openssl", ["pkcs12", "-in", p12, "-info", "-noout", "-passin", "pass:apns-mock"])
+        #expect(info.exitCode == 0, "\(info)")
+        let text = info.stdout + info.stderr
+        #expect(text.contains("MAC: sha1") && text.contains("pbeWithSHA1And3-KeyTripleDES-CBC") && !text.contains("PBES2"), "\(text)")
+        let script = """
+            import sys
+            from cryptography import x509
+            from cryptography.hazmat.primitives.serialization import pkcs12, Encoding, PublicFormat
+            key, certificate, _ = pkcs12.load_key_and_certificates(open(sys.argv[1], "rb").read(), b"apns-mock")
+            pem = x509.load_pem_x509_certificate(open(sys.argv[2], "rb").read())
+            assert certificate == pem, "another certificate"
+            assert key.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo) == pem.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+            print("ok")
+            """
+        let result = try await ExternalTool.run("python3", ["-c", script, p12, TestPaths.certsDirectory + "/client-\(environment).pem"])
+        #expect(result.exitCode == 0 && result.stdout == "ok\n", "\(result)")
+    }
+
     /// aioapns takes one PEM with the certificate and its key: the shipped bundle, as is.
     @Test func aioapnsPushesWithTheShippedBundle() async throws {
         try await withTestServer(configure: { $0.authMode = .either }) { server in
