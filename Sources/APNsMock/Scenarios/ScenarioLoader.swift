@@ -43,6 +43,10 @@ extension ScenarioParser {
     static let rootKeys = ["name", "description", "seed", "defaults", "devices", "connection", "outages", "rules"]
 
     mutating func parseDocument(_ text: String, defaultName: String) -> Scenario? {
+        if let problem = YAMLLimits.sizeProblem(byteCount: text.utf8.count) {
+            report(line: nil, column: nil, nil, problem)
+            return nil
+        }
         let root: Node?
         do {
             root = try Yams.compose(yaml: text)
@@ -52,6 +56,10 @@ extension ScenarioParser {
         }
         guard let root else {
             report(line: 1, column: 1, nil, "the scenario is empty; it needs at least a name or rules")
+            return nil
+        }
+        if let problem = YAMLLimits.expansionProblem(root) {
+            report(line: nil, column: nil, nil, problem)
             return nil
         }
         guard let fields = fields(root, "", allowed: Self.rootKeys, what: "a mapping with name, rules, devices, …")

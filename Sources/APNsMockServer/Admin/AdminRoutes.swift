@@ -154,7 +154,15 @@ enum AdminRoutes {
         }
         // Replace with a posted YAML or JSON scenario, validated first: on error the old one stays.
         router.put("/admin/scenario") { request, _ -> Response in
-            let body = try await request.body.collect(upTo: 4 * 1024 * 1024)
+            // Read up to one byte past the limit, so an oversized body is refused with a reason, not a bare 413.
+            var body = ByteBuffer()
+            for try await part in request.body {
+                body.writeImmutableBuffer(part)
+                if body.readableBytes > YAMLLimits.maximumBytes { break }
+            }
+            if let problem = YAMLLimits.sizeProblem(byteCount: body.readableBytes) {
+                return json(["error": "the scenario is not valid; the previous one stays in force", "problems": ["PUT /admin/scenario: " + problem]], status: .badRequest)
+            }
             do throws(ScenarioLoadError) {
                 let scenario = try ScenarioLoader.load(text: String(buffer: body), source: "PUT /admin/scenario")
                 admin.scenario.replace(with: scenario)

@@ -13,6 +13,9 @@ enum ConfigurationFile {
         } catch {
             throw ConfigurationError(source: path, message: "cannot read the configuration file: \(error.localizedDescription)")
         }
+        if let problem = YAMLLimits.sizeProblem(byteCount: text.utf8.count) {
+            throw ConfigurationError(source: path, message: problem)
+        }
         let root: Node?
         do {
             root = try Yams.compose(yaml: text)
@@ -20,6 +23,7 @@ enum ConfigurationFile {
             throw ConfigurationError(source: path, message: "not valid YAML: \(error)")
         }
         guard let root else { return }
+        if let problem = YAMLLimits.expansionProblem(root) { throw ConfigurationError(source: path, message: problem) }
         guard case .mapping(let mapping) = root else {
             throw ConfigurationError(source: "\(path):\(line(of: root))", message: "the file must be a mapping of setting: value")
         }

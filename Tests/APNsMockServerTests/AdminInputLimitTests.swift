@@ -1,0 +1,63 @@
+import APNsMock
+import Foundation
+import Testing
+
+/// Hostile admin input is refused quickly and costs no memory: a YAML alias bomb and a 10 MB scenario.
+@Suite("Admin input limits")
+struct AdminInputLimitTests {
+    /// 480-odd bytes standing for 9^7 (4.8 million) strings.
+    static let aliasBomb: String = {
+        var lines = [#"a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]"#]
+        for level in 1...6 {
+            let previous = "*a\(level - 1)"
+            lines.append("a\(level): &a\(level) [" + Array(repeating: previous, count: 9).joined(separator: ",") + "]")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }()
+
+    static func residentKilobytes() -> Int {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func anAliasBombIsRefusedAtOnceWithoutGrowingTheProcess() async throws {
+        try await withTestServer { server in
+            let before = Self.residentKilobytes()
+            let started = ContinuousClock.now
+            let answer = try await server.admin.call("PUT", "/admin/scenario", body: Self.aliasBomb)
+            #expect(ContinuousClock.now - started < .seconds(1))
+            #expect(answer.status == 400, "\(answer.json)")
+            let problems = answer.json["problems"]?.array?.compactMap(\.string) ?? []
+            #expect(problems.contains { $0.contains("more than 100000 values once its aliases") }, "\(problems)")
+            #expect(Self.residentKilobytes() - before < 50 * 1024, "RSS grew by more than 50 MB")
+            // The scenario in force is still the empty one, and small.
+            let snapshot = try await server.admin.call("GET", "/admin/scenario")
+            #expect(snapshot.status == 200 && snapshot.json["rules"]?.array?.isEmpty == true)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aTenMegabyteScenarioIsRefusedAtOnce() async throws {
+        try await withTestServer { server in
+            let huge = "name: big\ndescription: " + String(repeating: "x", count: 10 * 1024 * 1024) + "\n"
+            let started = ContinuousClock.now
+            let answer = try await server.admin.call("PUT", "/admin/scenario", body: huge)
+            #expect(ContinuousClock.now - started < .seconds(2))
+            #expect(answer.status == 400, "\(answer.json)")
+            #expect(answer.json["problems"]?.array?.first?.string?.contains("the limit is 1048576") == true, "\(answer.json)")
+        }
+    }
+
+    @Test func theSameLimitsHoldForScenarioFilesAndNestingDepth() throws {
+        #expect(throws: ScenarioLoadError.self) { try ScenarioLoader.load(text: Self.aliasBomb, source: "bomb.yaml") }
+        let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        do {
+            _ = try ScenarioLoader.load(text: "rules: " + deep, source: "deep.yaml")
+            Issue.record("a 100-deep document was accepted")
+        } catch {
+            #expect(error.description.contains("nests deeper than 64"), "\(error)")
+        }
+    }
+}
