@@ -115,6 +115,7 @@ public final class MockServer: Sendable {
                 settings: configuration.http2,
                 limits: configuration.requestLimits,
                 sessionLimits: configuration.sessionLimits,
+                connectionLimits: configuration.connectionLimits,
                 tracker: tracker,
                 metrics: metrics,
                 acceptAnyClientCertificate: configuration.acceptAnyClientCertificate,

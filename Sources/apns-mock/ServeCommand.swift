@@ -65,6 +65,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("admin-token"), help: ArgumentHelp(ConfigurationKey.adminToken.help)) var adminToken: String?
     @Option(name: .customLong("shutdown-grace-period"), help: ArgumentHelp(ConfigurationKey.shutdownGracePeriod.help))
     var shutdownGracePeriod: String?
+    @Option(name: .customLong("handshake-timeout"), help: ArgumentHelp(ConfigurationKey.handshakeTimeout.help)) var handshakeTimeout: String?
+    @Option(name: .customLong("idle-timeout"), help: ArgumentHelp(ConfigurationKey.idleTimeout.help)) var idleTimeout: String?
+    @Option(name: .customLong("max-connections"), help: ArgumentHelp(ConfigurationKey.maxConnections.help)) var maxConnections: String?
     @Option(help: ArgumentHelp(ConfigurationKey.scenario.help)) var scenario: String?
 
     var flags: [ConfigurationKey: String] {
@@ -82,7 +85,8 @@ struct ServeCommand: AsyncParsableCommand {
             (.tokenClockSkew, tokenClockSkew), (.environmentKeyReason, environmentKeyReason),
             (.expiredTokenPoisonsConnection, expiredTokenPoisonsConnection), (.config, config),
             (.recordFile, recordFile), (.logFormat, logFormat), (.adminToken, adminToken),
-            (.shutdownGracePeriod, shutdownGracePeriod), (.scenario, scenario),
+            (.shutdownGracePeriod, shutdownGracePeriod), (.handshakeTimeout, handshakeTimeout), (.idleTimeout, idleTimeout),
+            (.maxConnections, maxConnections), (.scenario, scenario),
         ]
         return Dictionary(uniqueKeysWithValues: pairs.compactMap { key, value in value.map { (key, $0) } })
     }

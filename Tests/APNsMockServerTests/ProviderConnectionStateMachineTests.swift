@@ -105,6 +105,19 @@ struct ProviderConnectionStateMachineTests {
         #expect(machine.answerFinished(streamID: 9).count == 2)
     }
 
+    @Test func anIdleConnectionGetsGoAwayIdleTimeoutThenCloses() {
+        var machine = Machine(gated: false)
+        #expect(
+            machine.idleTimedOut(lastReceivedStreamID: 7)
+                == [.goAway(errorCode: 0, lastStreamID: 7, debugData: Reason.idleTimeout.body()), .closeAfterWrites]
+        )
+        #expect(machine.state == .closing)
+        #expect(machine.idleTimedOut(lastReceivedStreamID: 7) == [])
+        var closing = Machine(gated: false)
+        _ = closing.decided(streamID: 1, answered: true, actions: Self.closeAfterAnswer)
+        #expect(closing.idleTimedOut(lastReceivedStreamID: 1) == [], "a close already under way is left alone")
+    }
+
     @Test func anOutageRefusesWithOrWithoutAGoAway() {
         var plain = Machine(gated: false)
         #expect(plain.refused(goAway: nil) == [.closeNow])

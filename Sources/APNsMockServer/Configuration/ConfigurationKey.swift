@@ -62,6 +62,9 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
     case logFormat = "log-format"
     case adminToken = "admin-token"
     case shutdownGracePeriod = "shutdown-grace-period"
+    case handshakeTimeout = "handshake-timeout"
+    case idleTimeout = "idle-timeout"
+    case maxConnections = "max-connections"
     case scenario
 
     /// `--port`
@@ -119,6 +122,11 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
             return "Require 'Authorization: Bearer <token>' on every admin route except /healthz and /readyz. Default none."
         case .shutdownGracePeriod:
             return "How long (seconds, or 10s, 1m) in-flight streams get to finish after SIGTERM/SIGINT before connections close. Default 10."
+        case .handshakeTimeout:
+            return "How long (seconds, or 10s) a new connection gets to finish TLS and send the HTTP/2 preface before it is closed. Default 10."
+        case .idleTimeout:
+            return "How long (seconds, or 1h) a connection may send nothing before GOAWAY {\"reason\":\"IdleTimeout\"} closes it; 0: never. Default 3600."
+        case .maxConnections: return "Provider connections open at once; one more is closed at once (and counted). Default 10000."
         case .scenario: return "A scenario file (YAML or JSON) to start with; see Scenarios/. Default none."
         }
     }
@@ -228,6 +236,11 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
         case .adminToken: configuration.adminToken = try nonEmpty()
         case .shutdownGracePeriod:
             configuration.shutdownGracePeriod = try duration(0...3600)
+        case .handshakeTimeout: configuration.connectionLimits.handshakeTimeout = try duration(1...3600)
+        case .idleTimeout:
+            let idle = try duration(0...(30 * 86_400))
+            configuration.connectionLimits.idleTimeout = idle == .zero ? nil : idle
+        case .maxConnections: configuration.connectionLimits.maxConnections = try integer(1...1_000_000, "a number of connections")
         case .scenario: configuration.scenarioFile = try nonEmpty()
         }
     }

@@ -53,6 +53,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// When set, admin routes (except health) need `Authorization: Bearer <adminToken>`.
     public var adminToken: String?
     public var shutdownGracePeriod: Duration = .seconds(10)
+    /// Timeouts and the connection limit of the provider port.
+    public var connectionLimits = ProviderConnectionLimits()
     /// The scenario to start with.
     public var scenarioFile: String?
 

@@ -34,6 +34,14 @@ public final class ProviderMetrics: Sendable {
         )
     }
 
+    /// Connections the server closed because a limit fired (`handshake-timeout`, `idle-timeout`, `over-limit`).
+    func connectionsClosed(by limit: String) -> Counter {
+        registry.makeCounter(
+            descriptor: Self.name("connections_closed_by_limit", unit: "total", "Provider connections closed because a timeout or the connection limit fired."),
+            labels: [("limit", limit)]
+        )
+    }
+
     func requests(pushType: String) -> Counter {
         registry.makeCounter(
             descriptor: Self.name("requests_by_push_type", unit: "total", "Requests answered on the provider port, by apns-push-type."),

@@ -103,6 +103,22 @@ extension ProviderConnectionHandler {
             }
         }
 
+        /// Nothing arrived for the idle timeout: GOAWAY `{"reason":"IdleTimeout"}` naming the last stream received,
+        /// then close.
+        mutating func idleTimedOut(lastReceivedStreamID: Int32) -> [Action] {
+            switch state {
+            case .gated, .open, .draining:
+                state = .closing
+                deferred = []
+                return [
+                    .goAway(errorCode: 0, lastStreamID: lastReceivedStreamID, debugData: Reason.idleTimeout.body()),
+                    .closeAfterWrites,
+                ]
+            case .closingAfterAnswer, .closing, .closed:
+                return []
+            }
+        }
+
         /// A scenario outage refuses the connection as soon as it is up.
         mutating func refused(goAway: (errorCode: UInt32, debugData: String)?) -> [Action] {
             guard state != .closed, state != .closing else { return [] }

@@ -43,6 +43,14 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
     private var readPaused = false
     private var pendingRead = false
     private var metrics: ConnectionMetrics
+    private let providerMetrics: ProviderMetrics
+    private let connectionLimits: ProviderConnectionLimits
+    /// HTTP/2 bytes have arrived (the preface at least): the handshake timeout no longer applies.
+    private var prefaceReceived = false
+    /// When the last bytes arrived, for the idle timeout.
+    private var lastRead = NIODeadline.now()
+    private var handshakeTimer: Scheduled<Void>?
+    private var idleTimer: Scheduled<Void>?
     /// Read once: the logger's level cannot change during a connection, and asking it per request showed in profiles.
     private let logsRequests: Bool
 
@@ -55,6 +63,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
         settings: HTTP2Settings,
         limits: HTTP2RequestLimits,
         sessionLimits: HTTP2SessionLimits,
+        connectionLimits: ProviderConnectionLimits,
         tracker: ConnectionTracker,
         metrics: ProviderMetrics,
         logger: Logger,
@@ -65,6 +74,8 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
         self.identify = identify
         self.tracker = tracker
         self.metrics = ConnectionMetrics(metrics)
+        self.providerMetrics = metrics
+        self.connectionLimits = connectionLimits
         self.session = HTTP2ServerSession(settings: settings, limits: limits, sessionLimits: sessionLimits, tracker: tracker)
         self.connection = ConnectionInfo(id: tracker.nextConnectionID())
         self.logger = logger
@@ -118,6 +129,13 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
         tracker.opened()
         connection.remoteAddress = context.channel.remoteAddress?.description
         logger.debug("provider connection opened", metadata: ["remote": "\(connection.remoteAddress ?? "?")"])
+        if tracker.openConnections > connectionLimits.maxConnections {
+            logger.warning("connection limit reached: closing a new connection", metadata: ["max-connections": "\(connectionLimits.maxConnections)"])
+            providerMetrics.connectionsClosed(by: "over-limit").increment()
+            close(context: context, because: "connection refused: --max-connections reached")
+            return
+        }
+        startTimers(context: context)
         switch processor.scenario.current.isRefusingConnections() {
         case .refuse?:
             logger.info("scenario outage: refusing the connection")
@@ -131,6 +149,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !settled else { return }
+        lastRead = .now()
         if state == nil { startSession(context: context, certificate: nil) }
         let buffer = unwrapInboundIn(data)
         let result = buffer.withUnsafeReadableBytes { bytes in
@@ -140,6 +159,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
         switch consume result {
         case .success(let events):
             peerSpeaksHTTP2 = true
+            prefaceReceived = true
             handle(events, context: context)
             pauseReadingWhileSinksAreFull(context: context)
         case .failure(.notHTTP2(let looksLikeHTTP1)):
@@ -185,6 +205,41 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
     }
 
     // MARK: Private
+
+    /// The handshake timeout (TLS and the HTTP/2 preface) and the idle timeout, both on this event loop.
+    private func startTimers(context: ChannelHandlerContext) {
+        let loop = context.eventLoop.assumeIsolated()
+        handshakeTimer = loop.scheduleTask(in: Self.timeAmount(connectionLimits.handshakeTimeout)) {
+            guard !self.prefaceReceived, !self.settled else { return }
+            self.logger.info("closing a connection that did not finish TLS and the HTTP/2 preface in time", metadata: [
+                "handshake-timeout": "\(self.connectionLimits.handshakeTimeout)",
+            ])
+            self.providerMetrics.connectionsClosed(by: "handshake-timeout").increment()
+            self.close(context: context, because: "no TLS handshake or HTTP/2 preface within the handshake timeout")
+        }
+        if let idle = connectionLimits.idleTimeout { scheduleIdleCheck(context: context, in: idle) }
+    }
+
+    private func scheduleIdleCheck(context: ChannelHandlerContext, in delay: Duration) {
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: Self.timeAmount(delay)) {
+            guard !self.settled, let idle = self.connectionLimits.idleTimeout else { return }
+            let silent = NIODeadline.now() - self.lastRead
+            let limit = Self.timeAmount(idle)
+            guard silent >= limit else {
+                // Read since: look again when this connection could be idle at the earliest.
+                self.scheduleIdleCheck(context: context, in: .nanoseconds((limit - silent).nanoseconds))
+                return
+            }
+            self.logger.info("closing an idle connection with GOAWAY IdleTimeout", metadata: ["idle-timeout": "\(idle)"])
+            self.providerMetrics.connectionsClosed(by: "idle-timeout").increment()
+            guard self.peerSpeaksHTTP2 else {
+                self.close(context: context, because: "connection closed: idle")
+                return
+            }
+            self.apply(self.lifecycle.idleTimedOut(lastReceivedStreamID: self.session.lastReceivedStreamID), context: context)
+            self.flushOutput(context: context)
+        }
+    }
 
     /// Back-pressure from the recording sinks: no more reads until they have room again.
     private func pauseReadingWhileSinksAreFull(context: ChannelHandlerContext) {
@@ -421,6 +476,8 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
     private func settle(because reason: String, context: ChannelHandlerContext) {
         guard !settled else { return }
         settled = true
+        handshakeTimer?.cancel()
+        idleTimer?.cancel()
         handle(session.close(because: reason), context: context)
         _ = lifecycle.closed()
         processor.scenario.current.connectionClosed(connection.id)

@@ -1,0 +1,79 @@
+import APNsMockServer
+import Foundation
+import Testing
+
+/// Timeouts and the connection limit, with short settings: each fires, is counted, and spares busy connections.
+@Suite("Connection timeouts and limits")
+struct ConnectionLimitTests {
+    /// Connects (plain TCP, or TLS), sends nothing, and prints how many seconds passed until the server closed.
+    static let silentClient = """
+        import socket, ssl, sys, time
+        port, tls, ca = int(sys.argv[1]), sys.argv[2] == "tls", sys.argv[3]
+        sock = socket.create_connection(("127.0.0.1", port), timeout=20)
+        if tls:
+            context = ssl.create_default_context(cafile=ca)
+            context.set_alpn_protocols(["h2"])
+            sock = context.wrap_socket(sock, server_hostname="localhost")
+        started = time.monotonic()
+        try:
+            data = sock.recv(65536)
+            while data:
+                data = sock.recv(65536)
+        except (ConnectionResetError, ssl.SSLError):
+            pass
+        print(round(time.monotonic() - started, 2))
+        """
+
+    static func closedAfter(port: Int, tls: Bool) async throws -> Double? {
+        let result = try await ExternalTool.run(
+            "python3", ["-c", silentClient, String(port), tls ? "tls" : "tcp", TestPaths.caCertificate], timeout: .seconds(30)
+        )
+        return Double(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    @Test(arguments: [false, true])
+    func aConnectionThatSendsNothingIsClosedAfterTheHandshakeTimeout(tls: Bool) async throws {
+        try await withTestServer(configure: { $0.connectionLimits.handshakeTimeout = .milliseconds(500) }) { server in
+            let seconds = try #require(try await Self.closedAfter(port: server.providerPort, tls: tls))
+            #expect(seconds < 5, "closed after \(seconds) s")
+            let metrics = try await OperationsTests.get("http://127.0.0.1:\(server.adminPort)/metrics").body
+            #expect(metrics.contains(#"apns_mock_connections_closed_by_limit_total{limit="handshake-timeout"} 1"#), "\(metrics)")
+        }
+    }
+
+    @Test func anIdleConnectionGetsGoAwayIdleTimeoutAndABusyOneDoesNot() async throws {
+        try await withTestServer(configure: { $0.connectionLimits.idleTimeout = .milliseconds(1500) }) { server in
+            let idle = try await RawPusher.open(server)
+            #expect(try await idle.push().isBareHeaders)
+            let busy = try await RawPusher.open(server)
+            // The busy one keeps sending past the idle timeout, twice over.
+            let until = ContinuousClock.now + .seconds(3)
+            while ContinuousClock.now < until {
+                #expect(try await busy.push().isBareHeaders)
+            }
+            let frames = try await idle.framesUntilClosed(timeout: .seconds(5))
+            let goAway = try #require(frames.compactMap(GoAway.init).first, "\(frames)")
+            #expect(goAway.errorCode == 0 && goAway.debugData == #"{"reason":"IdleTimeout"}"# && goAway.lastStreamID == 1, "\(goAway)")
+            #expect(try await busy.push().isBareHeaders, "a busy connection is never cut off")
+            await idle.close()
+            await busy.close()
+        }
+    }
+
+    @Test func connectionsBeyondTheMaximumAreClosedWhileTheOthersKeepWorking() async throws {
+        try await withTestServer(configure: { $0.connectionLimits.maxConnections = 2 }) { server in
+            let first = try await RawPusher.open(server)
+            let second = try await RawPusher.open(server)
+            #expect(try await first.push().isBareHeaders)
+            #expect(try await second.push().isBareHeaders)
+            let third = try await Self.closedAfter(port: server.providerPort, tls: false)
+            #expect(third != nil && third! < 2, "the third connection must be closed at once")
+            #expect(try await first.push().isBareHeaders)
+            #expect(try await second.push().isBareHeaders)
+            let metrics = try await OperationsTests.get("http://127.0.0.1:\(server.adminPort)/metrics").body
+            #expect(metrics.contains(#"apns_mock_connections_closed_by_limit_total{limit="over-limit"} 1"#), "\(metrics)")
+            await first.close()
+            await second.close()
+        }
+    }
+}
