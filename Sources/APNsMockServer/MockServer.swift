@@ -182,6 +182,7 @@ public final class MockServer: Sendable {
         adminLogger.logLevel = max(logger.logLevel, .notice)
         let application = Application(
             router: AdminRoutes.makeRouter(admin),
+            server: .http1(configuration: .init(idleTimeout: ProviderConnectionHandler.timeAmount(configuration.adminReadTimeout))),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.adminHost, port: configuration.adminPort),
                 serverName: nil

@@ -68,6 +68,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("handshake-timeout"), help: ArgumentHelp(ConfigurationKey.handshakeTimeout.help)) var handshakeTimeout: String?
     @Option(name: .customLong("idle-timeout"), help: ArgumentHelp(ConfigurationKey.idleTimeout.help)) var idleTimeout: String?
     @Option(name: .customLong("max-connections"), help: ArgumentHelp(ConfigurationKey.maxConnections.help)) var maxConnections: String?
+    @Option(name: .customLong("admin-read-timeout"), help: ArgumentHelp(ConfigurationKey.adminReadTimeout.help)) var adminReadTimeout: String?
     @Option(help: ArgumentHelp(ConfigurationKey.scenario.help)) var scenario: String?
 
     var flags: [ConfigurationKey: String] {
@@ -86,7 +87,7 @@ struct ServeCommand: AsyncParsableCommand {
             (.expiredTokenPoisonsConnection, expiredTokenPoisonsConnection), (.config, config),
             (.recordFile, recordFile), (.logFormat, logFormat), (.adminToken, adminToken),
             (.shutdownGracePeriod, shutdownGracePeriod), (.handshakeTimeout, handshakeTimeout), (.idleTimeout, idleTimeout),
-            (.maxConnections, maxConnections), (.scenario, scenario),
+            (.maxConnections, maxConnections), (.adminReadTimeout, adminReadTimeout), (.scenario, scenario),
         ]
         return Dictionary(uniqueKeysWithValues: pairs.compactMap { key, value in value.map { (key, $0) } })
     }

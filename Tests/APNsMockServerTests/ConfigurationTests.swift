@@ -126,7 +126,8 @@ struct ConfigurationTests {
             .config: "APNS_MOCK_CONFIG", .recordFile: "APNS_MOCK_RECORD_FILE", .logFormat: "APNS_MOCK_LOG_FORMAT",
             .adminToken: "APNS_MOCK_ADMIN_TOKEN", .shutdownGracePeriod: "APNS_MOCK_SHUTDOWN_GRACE_PERIOD",
             .handshakeTimeout: "APNS_MOCK_HANDSHAKE_TIMEOUT", .idleTimeout: "APNS_MOCK_IDLE_TIMEOUT",
-            .maxConnections: "APNS_MOCK_MAX_CONNECTIONS", .scenario: "APNS_MOCK_SCENARIO",
+            .maxConnections: "APNS_MOCK_MAX_CONNECTIONS", .adminReadTimeout: "APNS_MOCK_ADMIN_READ_TIMEOUT",
+            .scenario: "APNS_MOCK_SCENARIO",
         ]
         #expect(Set(expected.keys) == Set(ConfigurationKey.allCases))
         for key in ConfigurationKey.allCases {

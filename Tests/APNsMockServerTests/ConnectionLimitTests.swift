@@ -41,6 +41,30 @@ struct ConnectionLimitTests {
         }
     }
 
+    /// A body shorter than its content-length, then silence: the admin port closes the connection in time.
+    @Test func theAdminPortClosesARequestThatStopsArriving() async throws {
+        try await withTestServer(configure: { $0.adminReadTimeout = .seconds(1) }) { server in
+            let script = """
+                import socket, sys, time
+                sock = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=20)
+                sock.sendall(b"PUT /admin/scenario HTTP/1.1\\r\\nhost: x\\r\\ncontent-length: 100\\r\\n\\r\\nrules: []")
+                started = time.monotonic()
+                try:
+                    while sock.recv(65536):
+                        pass
+                except ConnectionResetError:
+                    pass
+                print(round(time.monotonic() - started, 2))
+                """
+            let result = try await ExternalTool.run("python3", ["-c", script, String(server.adminPort)], timeout: .seconds(30))
+            let seconds = try #require(Double(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(result)")
+            #expect(seconds < 5, "closed after \(seconds) s")
+            // A wait longer than the read timeout is not cut off.
+            let waited = try await server.admin.request(.get, "/admin/notifications/wait", query: [("timeout", "2s")])
+            #expect(waited.status == 408)
+        }
+    }
+
     @Test func anIdleConnectionGetsGoAwayIdleTimeoutAndABusyOneDoesNot() async throws {
         try await withTestServer(configure: { $0.connectionLimits.idleTimeout = .milliseconds(1500) }) { server in
             let idle = try await RawPusher.open(server)

@@ -65,6 +65,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
     case handshakeTimeout = "handshake-timeout"
     case idleTimeout = "idle-timeout"
     case maxConnections = "max-connections"
+    case adminReadTimeout = "admin-read-timeout"
     case scenario
 
     /// `--port`
@@ -127,6 +128,8 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
         case .idleTimeout:
             return "How long (seconds, or 1h) a connection may send nothing before GOAWAY {\"reason\":\"IdleTimeout\"} closes it; 0: never. Default 3600."
         case .maxConnections: return "Provider connections open at once; one more is closed at once (and counted). Default 10000."
+        case .adminReadTimeout:
+            return "How long (seconds, or 30s) the admin port waits for a request that is still arriving, or for the next one, before closing. Default 30."
         case .scenario: return "A scenario file (YAML or JSON) to start with; see Scenarios/. Default none."
         }
     }
@@ -241,6 +244,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
             let idle = try duration(0...(30 * 86_400))
             configuration.connectionLimits.idleTimeout = idle == .zero ? nil : idle
         case .maxConnections: configuration.connectionLimits.maxConnections = try integer(1...1_000_000, "a number of connections")
+        case .adminReadTimeout: configuration.adminReadTimeout = try duration(1...3600)
         case .scenario: configuration.scenarioFile = try nonEmpty()
         }
     }

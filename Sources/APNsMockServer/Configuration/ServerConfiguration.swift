@@ -53,6 +53,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// When set, admin routes (except health) need `Authorization: Bearer <adminToken>`.
     public var adminToken: String?
     public var shutdownGracePeriod: Duration = .seconds(10)
+    /// How long the admin port waits for a request still arriving (a body shorter than its `content-length`), or
+    /// for the next request on an idle connection. A `wait` being answered is never cut off.
+    public var adminReadTimeout: Duration = .seconds(30)
     /// Timeouts and the connection limit of the provider port.
     public var connectionLimits = ProviderConnectionLimits()
     /// The scenario to start with.
