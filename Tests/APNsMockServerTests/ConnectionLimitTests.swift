@@ -101,3 +101,22 @@ struct ConnectionLimitTests {
         }
     }
 }
+
+/// A fatal error ends the connection with a GOAWAY that says why (RFC 9113 §5.4.1), never a silent close.
+@Suite("GOAWAY on fatal errors")
+struct FatalErrorGoAwayTests {
+    @Test(arguments: [("bad-preface", 0x1), ("continuation-flood", 0xB)])
+    func aFatalErrorGetsAGoAwayWithItsCode(abuse: String, errorCode: Int) async throws {
+        try await withTestServer { server in
+            let result = try await ExternalTool.run("python3", [
+                TestPaths.repositoryRoot.appendingPathComponent("Tests/Clients/h2_abuse.py").path,
+                "--port", String(server.server.providerPort), "--ca", TestPaths.caCertificate, "--case", abuse,
+            ], timeout: .seconds(30))
+            let answer = try JSON(parsing: Array(result.stdout.utf8))
+            #expect(answer["goaway"] == .bool(true), "\(abuse): \(result)")
+            #expect(answer["error"]?.int == errorCode, "\(abuse): \(result)")
+            // Stream 1 was never processed whole: the client may retry it.
+            #expect((answer["last_stream"]?.int ?? -1) <= 1, "\(abuse): \(result)")
+        }
+    }
+}

@@ -386,6 +386,28 @@ final class HTTP2ServerSession {
         if result == 0 { goAwaysSubmitted += 1 }
     }
 
+    /// After a fatal error while reading: queues a GOAWAY naming the last stream processed, with the error code
+    /// the failure calls for, so the client learns why the connection ends (libnghttp2 queues none for some of
+    /// them). A GOAWAY libnghttp2 already queued makes this a no-op.
+    func terminate(afterFatal code: Int32) {
+        guard let session else { return }
+        let errorCode: UInt32
+        switch code {
+        case NGHTTP2_ERR_FLOODED.rawValue, NGHTTP2_ERR_TOO_MANY_CONTINUATIONS.rawValue: errorCode = NGHTTP2_ENHANCE_YOUR_CALM.rawValue
+        case NGHTTP2_ERR_HEADER_COMP.rawValue: errorCode = NGHTTP2_COMPRESSION_ERROR.rawValue
+        default: errorCode = NGHTTP2_PROTOCOL_ERROR.rawValue
+        }
+        if nghttp2_session_terminate_session(session, errorCode) == 0 { goAwaysSubmitted += 1 }
+    }
+
+    /// A GOAWAY frame (RFC 9113 §6.8) with last stream 0 and this error code, as bytes: for a peer that never sent
+    /// the HTTP/2 preface, where libnghttp2 has no session state to write one from.
+    static func goAwayFrame(errorCode: UInt32) -> [UInt8] {
+        [0, 0, 8, 0x07, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+            + [UInt8(truncatingIfNeeded: errorCode >> 24), UInt8(truncatingIfNeeded: errorCode >> 16),
+               UInt8(truncatingIfNeeded: errorCode >> 8), UInt8(truncatingIfNeeded: errorCode)]
+    }
+
     /// The highest stream id libnghttp2 has processed (received) so far.
     var lastReceivedStreamID: Int32 {
         guard let session else { return 0 }

@@ -166,6 +166,9 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
             refuseNonHTTP2Client(context: context, looksLikeHTTP1: looksLikeHTTP1)
         case .failure(.fatal(let code, let message)):
             logger.info("closing provider connection: HTTP/2 error", metadata: ["code": "\(code)", "error": "\(message)"])
+            // GOAWAY with the error before closing, so the client can tell why (RFC 9113 §5.4.1).
+            session.terminate(afterFatal: code)
+            peerSpeaksHTTP2 = true
             apply(lifecycle.failed(), context: context)
             flushOutput(context: context, closingBecause: "connection closed after an HTTP/2 error (\(message))")
         }
@@ -453,7 +456,11 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
         _ = lifecycle.failed()
         settle(because: "connection closed: client does not speak HTTP/2", context: context)
         guard looksLikeHTTP1 else {
-            context.close(promise: nil)
+            // Not the preface: GOAWAY PROTOCOL_ERROR (RFC 9113 §3.4), then close.
+            let frame = context.channel.allocator.buffer(bytes: HTTP2ServerSession.goAwayFrame(errorCode: 0x1))
+            context.writeAndFlush(wrapOutboundOut(frame)).assumeIsolated().whenComplete { _ in
+                context.close(promise: nil)
+            }
             return
         }
         let message = "apns-mock speaks HTTP/2 only, as APNs does: use an HTTP/2 client (ALPN h2, e.g. curl --http2).\n"
