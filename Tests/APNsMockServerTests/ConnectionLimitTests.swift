@@ -105,20 +105,48 @@ struct ConnectionLimitTests {
 }
 
 /// A fatal error ends the connection with a GOAWAY that says why (RFC 9113 §5.4.1), never a silent close.
+/// Each case sends the raw frames h2spec sends for it (`Tests/Clients/h2_abuse.py`), so CI keeps them fixed.
 @Suite("GOAWAY on fatal errors")
 struct FatalErrorGoAwayTests {
     @Test(arguments: [("bad-preface", 0x1), ("continuation-flood", 0xB)])
     func aFatalErrorGetsAGoAwayWithItsCode(abuse: String, errorCode: Int) async throws {
         try await withTestServer { server in
-            let result = try await ExternalTool.run("python3", [
-                TestPaths.repositoryRoot.appendingPathComponent("Tests/Clients/h2_abuse.py").path,
-                "--port", String(server.server.providerPort), "--ca", TestPaths.caCertificate, "--case", abuse,
-            ], timeout: .seconds(30))
-            let answer = try JSON(parsing: Array(result.stdout.utf8))
+            let (answer, result) = try await Self.send(abuse, to: server.providerPort)
             #expect(answer["goaway"] == .bool(true), "\(abuse): \(result)")
             #expect(answer["error"]?.int == errorCode, "\(abuse): \(result)")
             // Stream 1 was never processed whole: the client may retry it.
             #expect((answer["last_stream"]?.int ?? -1) <= 1, "\(abuse): \(result)")
         }
+    }
+
+    /// h2spec 5.1/11 and 5.1/12: DATA or HEADERS on a stream that has closed is a connection error STREAM_CLOSED.
+    @Test(arguments: ["data-on-closed", "headers-on-closed"])
+    func aFrameOnAClosedStreamIsStreamClosed(abuse: String) async throws {
+        try await withTestServer { server in
+            let (answer, result) = try await Self.send(abuse, to: server.providerPort)
+            #expect(answer["goaway"] == .bool(true) && answer["error"]?.int == 0x5, "\(abuse): \(result)")
+            // Stream 1 was answered in full before the stray frame: the GOAWAY says so.
+            #expect(answer["last_stream"]?.int == 1, "\(abuse): \(result)")
+        }
+    }
+
+    /// h2spec 5.1/8 and 5.1/9 (DATA or HEADERS after the client's own RST_STREAM), 5.1/5, 5.1/6 and 6.1/2 (after
+    /// the client's END_STREAM): STREAM_CLOSED, as a stream error (RST_STREAM) or a connection error (GOAWAY);
+    /// RFC 9113 allows either, h2spec accepts either.
+    @Test(arguments: ["data-after-reset", "headers-after-reset", "data-on-half-closed", "headers-on-half-closed"])
+    func aFrameAfterTheClientsResetIsStreamClosed(abuse: String) async throws {
+        try await withTestServer { server in
+            let (answer, result) = try await Self.send(abuse, to: server.providerPort)
+            let code = answer["goaway"] == .bool(true) ? answer["error"]?.int : answer["reset"]?.int
+            #expect(code == 0x5, "\(abuse): \(result)")
+        }
+    }
+
+    private static func send(_ abuse: String, to port: Int) async throws -> (JSON, ToolResult) {
+        let result = try await ExternalTool.run("python3", [
+            TestPaths.repositoryRoot.appendingPathComponent("Tests/Clients/h2_abuse.py").path,
+            "--port", String(port), "--ca", TestPaths.caCertificate, "--case", abuse,
+        ], timeout: .seconds(30))
+        return (try JSON(parsing: Array(result.stdout.utf8)), result)
     }
 }

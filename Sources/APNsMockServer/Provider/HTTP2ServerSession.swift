@@ -162,9 +162,11 @@ final class HTTP2ServerSession {
         defer { nghttp2_option_del(option) }
         // Our own SETTINGS go first, with the values APNs uses, not libnghttp2's defaults.
         nghttp2_option_set_no_recv_client_magic(option, 0)
-        // Closed streams are kept only to maintain RFC 7540's priority tree, which APNs clients do not use:
-        // dropping them saves per-stream work and memory on every request.
-        nghttp2_option_set_no_closed_streams(option, 1)
+        // Closed streams are kept (libnghttp2's default), so that a frame on a stream that has closed gets the
+        // connection error RFC 9113 §5.1 asks for (GOAWAY STREAM_CLOSED) instead of silence, as h2spec checks.
+        // Dropping them (no_closed_streams) measured within noise of keeping them (7.78 against 7.85 µs of CPU
+        // per push, alternating binaries): conformance wins.
+        nghttp2_option_set_no_closed_streams(option, 0)
         // Every libnghttp2 limit that can end a connection is set here on purpose (HTTP2SessionLimits); when one
         // fires, libnghttp2 sends a GOAWAY of its own, which the handler logs.
         nghttp2_option_set_stream_reset_rate_limit(option, sessionLimits.streamResetBurst, sessionLimits.streamResetRatePerSecond)
