@@ -97,6 +97,17 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Fuzz targets for the parsers that take outside bytes: libFuzzer with `scripts/fuzz` (built with
+        // -sanitize=fuzzer and -DFUZZING), a replayer of files otherwise.
+        .executableTarget(
+            name: "apns-mock-fuzz",
+            dependencies: [
+                "APNsMock",
+                "APNsMockCertificates",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "APNsMockTests",
             dependencies: ["APNsMock"],

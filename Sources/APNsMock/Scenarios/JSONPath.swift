@@ -36,7 +36,7 @@ public struct JSONPath: Sendable, Equatable, CustomStringConvertible {
     public var description: String
 
     /// Parses a path; the error says what is wrong, for the loader's message.
-    init(parsing text: String) throws(JSONPathError) {
+    package init(parsing text: String) throws(JSONPathError) {
         description = text
         components = []
         let characters = Array(text)

@@ -3,7 +3,7 @@
 ///
 /// It checks the syntax of what it reads, not of the whole document: a payload that is broken only after the
 /// value a path leads to still yields that value.
-struct JSONScanner {
+package struct JSONScanner {
     private let bytes: UnsafeBufferPointer<UInt8>
     private var position = 0
     private var depth = 0
@@ -15,7 +15,7 @@ struct JSONScanner {
     }
 
     /// The value at `path` in `payload`, or `nil` when the path leads nowhere or the payload is not JSON there.
-    static func value(at path: JSONPath, in payload: [UInt8]) -> JSONValue? {
+    package static func value(at path: JSONPath, in payload: [UInt8]) -> JSONValue? {
         payload.withUnsafeBufferPointer { buffer in
             var scanner = JSONScanner(buffer)
             return scanner.value(at: path.components[...])
@@ -23,7 +23,7 @@ struct JSONScanner {
     }
 
     /// The whole payload as a ``JSONValue`` (`nil` when it is not JSON).
-    static func parse(_ payload: [UInt8]) -> JSONValue? {
+    package static func parse(_ payload: [UInt8]) -> JSONValue? {
         payload.withUnsafeBufferPointer { buffer in
             var scanner = JSONScanner(buffer)
             guard let value = scanner.parseValue() else { return nil }

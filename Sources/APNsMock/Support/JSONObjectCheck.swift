@@ -1,8 +1,8 @@
 import Foundation
 
 /// Whether bytes are a JSON object: the shape Apple requires of a payload.
-enum JSONObjectCheck {
-    static func isJSONObject(_ bytes: [UInt8]) -> Bool {
+package enum JSONObjectCheck {
+    package static func isJSONObject(_ bytes: [UInt8]) -> Bool {
         parseObject(bytes) != nil
     }
 

@@ -29,6 +29,8 @@ enum ExternalTool {
     /// The full path of `name` on `PATH`, or a failure saying how to install it. Tests that need a tool call
     /// this so a missing tool fails loudly instead of skipping.
     static func require(_ name: String) throws -> String {
+        // A path (a binary this package built) is taken as it is.
+        if name.hasPrefix("/"), FileManager.default.isExecutableFile(atPath: name) { return name }
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         for directory in path.split(separator: ":") {
             let candidate = String(directory) + "/" + name

@@ -1,10 +1,8 @@
-import APNsMock
-
 extension NotificationQuery {
     /// The query parameters every notification route takes, in kebab-case (the one style the README documents);
     /// the JSON fields' camelCase spellings are accepted too (`pushType`, `apnsId`, `keyId`, …), so a name copied
     /// from an answer works.
-    static let parameterAliases: [String: String] = [
+    package static let parameterAliases: [String: String] = [
         "deviceToken": "token", "device-token": "token", "pushType": "push-type", "apnsId": "apns-id", "keyId": "key-id",
         "teamId": "team-id", "scenarioRule": "rule", "connectionId": "connection", "connection-id": "connection",
     ]
@@ -16,7 +14,7 @@ extension NotificationQuery {
     /// `order` (`oldest`, `newest`), `after` / `before` (a sequence number).
     /// Unknown parameters are an error, so a typo does not silently match everything; so is a filter given twice
     /// (except `header`), so `status=200&status=400` is never silently the last one.
-    init(parameters: [(String, String)], extraAllowed: Set<String> = [], now: Int64 = WallClock.milliseconds()) throws(AdminInputError) {
+    package init(parameters: [(String, String)], extraAllowed: Set<String> = [], now: Int64 = WallClock.milliseconds()) throws(AdminInputError) {
         self.init()
         var seen: Set<String> = []
         for (given, value) in parameters {

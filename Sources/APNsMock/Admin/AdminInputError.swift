@@ -4,4 +4,9 @@ public struct AdminInputError: Error, Equatable, CustomStringConvertible {
     public var message: String
 
     public var description: String { "\(parameter): \(message)" }
+
+    package init(parameter: String, message: String) {
+        self.parameter = parameter
+        self.message = message
+    }
 }
