@@ -265,7 +265,7 @@ class ApnsMock(Server):
         return [
             self.binary,
             "--host", LOOPBACK, "--port", "0",
-            "--admin-host", LOOPBACK, "--admin-port", "0",
+            "--admin-host", LOOPBACK, "--admin-port", "0", "--channels-port", "0",
             "--threads", str(self.threads),
             "--max-recorded", str(self.max_recorded),
             "--certs-dir", str(CERTS),

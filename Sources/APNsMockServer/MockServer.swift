@@ -22,9 +22,14 @@ public final class MockServer: Sendable {
     public let scenario: ActiveScenario
     public let providerPort: Int
     public let adminPort: Int
+    /// The broadcast channel-management port.
+    public let channelsPort: Int
+    /// Broadcast channels, shared by the provider port, the channel-management port and the admin API.
+    public let channels: ChannelRegistry
 
     private let group: MultiThreadedEventLoopGroup
     private let provider: ProviderListener
+    private let channelManagement: ProviderListener
     private let adminTask: Task<Void, any Error>
     private let adminServices: ServiceGroup
     private let logger: Logger
@@ -37,6 +42,8 @@ public final class MockServer: Sendable {
         scenario: ActiveScenario,
         group: MultiThreadedEventLoopGroup,
         provider: ProviderListener,
+        channelManagement: ProviderListener,
+        channels: ChannelRegistry,
         adminPort: Int,
         adminTask: Task<Void, any Error>,
         adminServices: ServiceGroup,
@@ -50,6 +57,9 @@ public final class MockServer: Sendable {
         self.group = group
         self.provider = provider
         self.providerPort = provider.port
+        self.channelManagement = channelManagement
+        self.channelsPort = channelManagement.port
+        self.channels = channels
         self.adminPort = adminPort
         self.adminTask = adminTask
         self.logger = logger
@@ -95,12 +105,14 @@ public final class MockServer: Sendable {
         let recorder = Recorder(capacity: configuration.maxRecorded, sinks: sinks, backPressure: backPressure)
         let tracker = ConnectionTracker()
         let metrics = ProviderMetrics()
+        let channels = ChannelRegistry()
         let processor = NotificationProcessor(
             validator: RequestValidator(policy: configuration.validation),
             authentication: authentication,
             environment: configuration.environment,
             maxConcurrentStreams: configuration.http2.maxConcurrentStreams,
-            scenario: scenario
+            scenario: scenario,
+            channels: channels
         )
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads)
         let provider: ProviderListener
@@ -126,13 +138,42 @@ public final class MockServer: Sendable {
             _ = await recorder.finishSinks(timeout: Self.sinkFlushBound)
             throw StartupError.bind(what: "provider", host: configuration.host, port: configuration.port, underlying: "\(error)")
         }
+        // Channel management: APNs serves it on hosts and ports of its own; the same TLS, HTTP/2 engine and
+        // authentication as the provider port, and the same recorder.
+        let channelManagement: ProviderListener
+        do {
+            channelManagement = try await ProviderListener.bind(
+                host: configuration.host,
+                port: configuration.channelsPort,
+                group: group,
+                sslContext: sslContext,
+                processor: processor,
+                recorder: recorder,
+                settings: configuration.http2,
+                limits: configuration.requestLimits,
+                sessionLimits: configuration.sessionLimits,
+                connectionLimits: configuration.connectionLimits,
+                tracker: tracker,
+                metrics: metrics,
+                acceptAnyClientCertificate: configuration.acceptAnyClientCertificate,
+                service: .channelManagement,
+                logger: logger
+            )
+        } catch {
+            await provider.close()
+            try? await group.shutdownGracefully()
+            _ = await recorder.finishSinks(timeout: Self.sinkFlushBound)
+            throw StartupError.bind(what: "channel-management", host: configuration.host, port: configuration.channelsPort, underlying: "\(error)")
+        }
 
         let admin = AdminContext(
             recorder: recorder,
             tracker: tracker,
             metrics: metrics,
             scenario: scenario,
-            providerIsListening: { provider.channel.isActive },
+            channels: channels,
+            environment: configuration.environment,
+            providerIsListening: { provider.channel.isActive && channelManagement.channel.isActive },
             adminToken: configuration.adminToken
         )
         let (adminPort, adminTask, adminServices): (Int, Task<Void, any Error>, ServiceGroup)
@@ -140,6 +181,7 @@ public final class MockServer: Sendable {
             (adminPort, adminTask, adminServices) = try await startAdmin(configuration: configuration, admin: admin, group: group, logger: logger)
         } catch {
             await provider.close()
+            await channelManagement.close()
             try? await group.shutdownGracefully()
             _ = await recorder.finishSinks(timeout: Self.sinkFlushBound)
             throw error
@@ -151,6 +193,8 @@ public final class MockServer: Sendable {
             scenario: scenario,
             group: group,
             provider: provider,
+            channelManagement: channelManagement,
+            channels: channels,
             adminPort: adminPort,
             adminTask: adminTask,
             adminServices: adminServices,
@@ -160,6 +204,7 @@ public final class MockServer: Sendable {
             "apns-mock listening",
             metadata: [
                 "provider": "https://\(configuration.host):\(server.providerPort)",
+                "channels": "https://\(configuration.host):\(server.channelsPort)",
                 "admin": "http://\(configuration.adminHost):\(adminPort)",
                 "environment": "\(configuration.environment.rawValue)",
                 "auth": "\(configuration.authMode.rawValue)",
@@ -250,13 +295,16 @@ public final class MockServer: Sendable {
         guard !alreadyStopped else { return }
         let grace = grace ?? configuration.shutdownGracePeriod
         logger.info("apns-mock stopping: GOAWAY to every connection", metadata: ["grace": "\(grace)"])
-        let drained = await provider.shutdownGracefully(grace: grace)
+        async let channelsDrained = channelManagement.shutdownGracefully(grace: grace)
+        let providerDrained = await provider.shutdownGracefully(grace: grace)
+        let drained = await channelsDrained && providerDrained
         if !drained {
             logger.warning("connections still open after the grace period: closing them", metadata: ["grace": "\(grace)"])
         }
         await adminServices.triggerGracefulShutdown()
         _ = await adminTask.result
         await provider.close()
+        await channelManagement.close()
         try? await group.shutdownGracefully()
         let statistics = store.statistics()
         var metadata: Logger.Metadata = ["memory": "\(statistics.received)"]

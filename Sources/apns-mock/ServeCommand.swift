@@ -17,6 +17,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp(ConfigurationKey.port.help)) var port: String?
     @Option(name: .customLong("admin-host"), help: ArgumentHelp(ConfigurationKey.adminHost.help)) var adminHost: String?
     @Option(name: .customLong("admin-port"), help: ArgumentHelp(ConfigurationKey.adminPort.help)) var adminPort: String?
+    @Option(name: .customLong("channels-port"), help: ArgumentHelp(ConfigurationKey.channelsPort.help)) var channelsPort: String?
     @Option(name: .customLong("certs-dir"), help: ArgumentHelp(ConfigurationKey.certsDir.help)) var certsDir: String?
     @Option(name: .customLong("server-cert"), help: ArgumentHelp(ConfigurationKey.serverCert.help)) var serverCert: String?
     @Option(name: .customLong("server-key"), help: ArgumentHelp(ConfigurationKey.serverKey.help)) var serverKey: String?
@@ -73,7 +74,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     var flags: [ConfigurationKey: String] {
         let pairs: [(ConfigurationKey, String?)] = [
-            (.host, host), (.port, port), (.adminHost, adminHost), (.adminPort, adminPort), (.certsDir, certsDir),
+            (.host, host), (.port, port), (.adminHost, adminHost), (.adminPort, adminPort), (.channelsPort, channelsPort), (.certsDir, certsDir),
             (.serverCert, serverCert), (.serverKey, serverKey), (.environment, environment),
             (.maxRecorded, maxRecorded), (.maxPayload, maxPayload), (.maxVoIPPayload, maxVoIPPayload),
             (.bodyDiscardLimit, bodyDiscardLimit), (.minTokenLength, minTokenLength),

@@ -110,7 +110,7 @@ struct ConfigurationTests {
     @Test func namesEnvironmentVariablesWithTheAPNS_MOCK_Prefix() {
         let expected: [ConfigurationKey: String] = [
             .host: "APNS_MOCK_HOST", .port: "APNS_MOCK_PORT", .adminHost: "APNS_MOCK_ADMIN_HOST",
-            .adminPort: "APNS_MOCK_ADMIN_PORT", .certsDir: "APNS_MOCK_CERTS_DIR", .serverCert: "APNS_MOCK_SERVER_CERT",
+            .adminPort: "APNS_MOCK_ADMIN_PORT", .channelsPort: "APNS_MOCK_CHANNELS_PORT", .certsDir: "APNS_MOCK_CERTS_DIR", .serverCert: "APNS_MOCK_SERVER_CERT",
             .serverKey: "APNS_MOCK_SERVER_KEY", .environment: "APNS_MOCK_ENVIRONMENT",
             .maxRecorded: "APNS_MOCK_MAX_RECORDED", .maxPayload: "APNS_MOCK_MAX_PAYLOAD",
             .maxVoIPPayload: "APNS_MOCK_MAX_VOIP_PAYLOAD", .bodyDiscardLimit: "APNS_MOCK_BODY_DISCARD_LIMIT",

@@ -749,6 +749,7 @@ struct ContainerFilesTests {
         environment["APNS_MOCK_ADMIN_HOST"] = "127.0.0.1"
         environment["APNS_MOCK_PORT"] = "0"
         environment["APNS_MOCK_ADMIN_PORT"] = "0"
+        environment["APNS_MOCK_CHANNELS_PORT"] = "0"
         let arguments = command.arguments.dropFirst().map { argument in
             argument.hasPrefix("/") ? (map.repositoryPath(for: argument) ?? argument) : argument
         }

@@ -101,7 +101,7 @@ struct RecordingPipelineTests {
     static func serve(_ arguments: [String], in folder: URL) async throws -> (LaunchedProcess, (provider: Int, admin: Int)) {
         let launched = try LaunchedProcess(
             executable: try ContainerFilesTests.builtBinary(),
-            arguments: ["serve", "--port", "0", "--admin-port", "0", "--certs-dir", TestPaths.certsDirectory, "--auth", "none"] + arguments,
+            arguments: ["serve", "--port", "0", "--admin-port", "0", "--channels-port", "0", "--certs-dir", TestPaths.certsDirectory, "--auth", "none"] + arguments,
             environment: ProcessInfo.processInfo.environment,
             workingDirectory: folder
         )

@@ -141,7 +141,7 @@ struct ScenarioCommandLineTests {
     @Test func serveRefusesToStartWithAnInvalidScenario() async throws {
         try await ExternalTool.withTemporaryFile(Data(Self.broken.utf8)) { path in
             let result = try await Self.run([
-                "serve", "--scenario", path, "--host", "127.0.0.1", "--port", "0", "--admin-host", "127.0.0.1", "--admin-port", "0",
+                "serve", "--scenario", path, "--host", "127.0.0.1", "--port", "0", "--admin-host", "127.0.0.1", "--admin-port", "0", "--channels-port", "0",
                 "--certs-dir", TestPaths.certsDirectory,
             ])
             #expect(!result.timedOut, "the server started instead of refusing: \(result)")

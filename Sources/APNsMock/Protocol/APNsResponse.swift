@@ -10,6 +10,18 @@ public struct APNsResponse: Sendable, Equatable, Codable {
     package var uniqueIDValue: ID?
     /// Milliseconds since the epoch, in the body of 410 answers.
     public var timestamp: Int64?
+    /// The header the ID goes in: `apns-id` for device pushes, `apns-request-id` for the broadcast API.
+    public var idHeader: IDHeader = .apnsID
+    /// `apns-channel-id`: the channel a create made.
+    public var channelID: String?
+    /// The JSON body of a successful channel read or list (errors carry `{"reason":…}` instead).
+    public var successBody: String?
+
+    /// Where an answer's ID goes.
+    public enum IDHeader: String, Sendable, Equatable {
+        case apnsID = "apns-id"
+        case requestID = "apns-request-id"
+    }
 
     /// An ID header's value: text, or the 128 bits of one the mock made, written out only when read.
     ///
@@ -72,13 +84,14 @@ public struct APNsResponse: Sendable, Equatable, Codable {
 
     /// The JSON body (`{"reason":…}`, plus `timestamp` on 410), or `nil` for a bodiless answer.
     public var body: String? {
-        reason.map { $0.body(timestamp: $0.carriesTimestamp ? timestamp : nil) }
+        reason.map { $0.body(timestamp: $0.carriesTimestamp ? timestamp : nil) } ?? successBody
     }
 
     /// Equal when the headers would be: an ID made by the mock equals the same text.
     public static func == (lhs: APNsResponse, rhs: APNsResponse) -> Bool {
         lhs.status == rhs.status && lhs.reason == rhs.reason && lhs.timestamp == rhs.timestamp
-            && lhs.apnsID == rhs.apnsID && lhs.uniqueID == rhs.uniqueID
+            && lhs.apnsID == rhs.apnsID && lhs.uniqueID == rhs.uniqueID && lhs.idHeader == rhs.idHeader
+            && lhs.channelID == rhs.channelID && lhs.successBody == rhs.successBody
     }
 
     private enum CodingKeys: String, CodingKey {

@@ -4,10 +4,21 @@ import Foundation
 public struct ConnectionInfo: Sendable, Equatable {
     public var id: UInt64
     public var remoteAddress: String?
+    /// The listener it came in on: APNs serves channel management on hosts and ports of its own.
+    public var service: Service
 
-    public init(id: UInt64, remoteAddress: String? = nil) {
+    /// What a listener serves.
+    public enum Service: String, Sendable, Equatable {
+        /// Device pushes (`/3/device/…`) and broadcasts (`/4/broadcasts/apps/…`).
+        case provider
+        /// Broadcast channel management (`/1/apps/…/channels`, `/1/apps/…/all-channels`).
+        case channelManagement = "channel-management"
+    }
+
+    public init(id: UInt64, remoteAddress: String? = nil, service: Service = .provider) {
         self.id = id
         self.remoteAddress = remoteAddress
+        self.service = service
     }
 }
 
@@ -26,6 +37,10 @@ public final class NotificationProcessor: Sendable {
     /// SETTINGS_MAX_CONCURRENT_STREAMS once a connection is no longer limited to one stream.
     public let maxConcurrentStreams: UInt32
     public let scenario: ActiveScenario
+    /// Broadcast channels, shared by both listeners and the admin API.
+    public let channels: ChannelRegistry
+    /// Decides broadcasts and channel-management requests.
+    public let broadcastValidator: BroadcastValidator
     private let now: @Sendable () -> Int64
 
     /// - Parameter now: the wall clock in milliseconds since the epoch (injectable for tests).
@@ -35,8 +50,12 @@ public final class NotificationProcessor: Sendable {
         environment: APNsEnvironment = .development,
         maxConcurrentStreams: UInt32 = 1000,
         scenario: ActiveScenario? = nil,
+        channels: ChannelRegistry = ChannelRegistry(),
+        broadcastValidator: BroadcastValidator = BroadcastValidator(),
         now: @escaping @Sendable () -> Int64 = WallClock.milliseconds
     ) {
+        self.channels = channels
+        self.broadcastValidator = broadcastValidator
         self.validator = validator
         self.authentication = authentication
         self.environment = environment
@@ -109,6 +128,10 @@ public final class NotificationProcessor: Sendable {
         var scripted: ScenarioDecision?
         var verdict: RequestValidator.Verdict
         var scriptedResponse: ScenarioResponse?
+        // The broadcast API: a broadcast on the provider port, or anything on the channel-management port.
+        var broadcastRoute: BroadcastRoute?
+        var channelAnswer: BroadcastValidator.ChannelAnswer?
+        let isChannelService = connection.service == .channelManagement
 
         if request.headerListTooLarge {
             verdict = .headerListTooLarge
@@ -120,11 +143,23 @@ public final class NotificationProcessor: Sendable {
         switch scripted?.answer {
         case .respond(let answer):
             scriptedResponse = answer
+            // A scripted answer to the broadcast API is still one of its answers (apns-request-id, its kind).
+            broadcastRoute = isChannelService ? BroadcastRoute(channelPath: request.path) : BroadcastRoute(providerPath: request.path)
         case .none?:
             break
         case .validated?, nil:
             if verdict == .accepted {
-                verdict = validator.routeVerdict(request)
+                if isChannelService {
+                    broadcastRoute = BroadcastRoute(channelPath: request.path)
+                    if broadcastRoute == nil { verdict = .rejected(.badPath) }
+                } else {
+                    verdict = validator.routeVerdict(request)
+                    // Only a path that is not a device push's is looked at again: the push path pays nothing.
+                    if verdict == .rejected(.badPath), request.methodIs("POST"), let route = BroadcastRoute(providerPath: request.path) {
+                        broadcastRoute = route
+                        verdict = .accepted
+                    }
+                }
             }
             if verdict == .accepted {
                 let outcome = state.auth.authenticate(
@@ -139,6 +174,19 @@ public final class NotificationProcessor: Sendable {
                 }
                 if let rejection = outcome.rejection {
                     verdict = .rejected(rejection)
+                } else if case .broadcast(let bundleID)? = broadcastRoute {
+                    let reason = broadcastValidator.validateBroadcast(
+                        request, headers: headers, bundleID: bundleID, allowedTopics: outcome.allowedTopics,
+                        channels: channels, environment: environment
+                    )
+                    verdict = reason.map { .rejected($0) } ?? .accepted
+                } else if let broadcastRoute {
+                    let answer = broadcastValidator.channelOperation(
+                        request, route: broadcastRoute, allowedTopics: outcome.allowedTopics, channels: channels,
+                        environment: environment, now: receivedAt
+                    )
+                    channelAnswer = answer
+                    verdict = answer.reason.map { .rejected($0) } ?? .accepted
                 } else {
                     verdict = validator.validate(
                         request,
@@ -162,16 +210,30 @@ public final class NotificationProcessor: Sendable {
 
         var response: APNsResponse?
         let answers = scripted.map { $0.answer != .none } ?? true
+        let isBroadcastAPI = isChannelService || broadcastRoute != nil
         if answers {
-            // Echo a well-formed apns-id exactly as sent (aioapns matches answers by it); otherwise make one.
+            // Echo a well-formed apns-id exactly as sent (aioapns matches answers by it); otherwise make one. The
+            // broadcast API does the same with apns-request-id.
             let apnsID: APNsResponse.ID
-            if let sent = headers.apnsID, RequestValidator.isCanonicalUUID(sent) {
+            if !isBroadcastAPI, let sent = headers.apnsID, RequestValidator.isCanonicalUUID(sent) {
+                apnsID = .text(sent)
+            } else if isBroadcastAPI, let sent = request.header("apns-request-id"), RequestValidator.isCanonicalUUID(sent) {
                 apnsID = .text(sent)
             } else {
-                apnsID = ids.nextID(uppercase: true)
+                apnsID = ids.nextID(uppercase: !isBroadcastAPI)
             }
             var answer = APNsResponse(status: 200, apnsID: apnsID)
-            if environment == .development {
+            if isBroadcastAPI {
+                answer.idHeader = .requestID
+                // A broadcast's answer carries apns-unique-id in both environments (documented without the
+                // development-only note device pushes have); channel management answers carry none.
+                if !isChannelService { answer.uniqueIDValue = ids.nextID(uppercase: false) }
+                if let channelAnswer, channelAnswer.reason == nil {
+                    answer.status = channelAnswer.status
+                    answer.channelID = channelAnswer.channelID
+                    answer.successBody = channelAnswer.body
+                }
+            } else if environment == .development {
                 answer.uniqueIDValue = ids.nextID(uppercase: false)
             }
             if let scriptedResponse {
@@ -186,6 +248,8 @@ public final class NotificationProcessor: Sendable {
                     answer.status = reason.status
                     answer.reason = reason
                     if reason.carriesTimestamp { answer.timestamp = receivedAt }
+                    // Only a successful broadcast gets an apns-unique-id.
+                    if isBroadcastAPI { answer.uniqueIDValue = nil }
                 case .headerListTooLarge:
                     answer.status = 431
                 }
@@ -228,6 +292,7 @@ public final class NotificationProcessor: Sendable {
             authentication: authRecord,
             scenarioRule: scripted?.ruleName,
             faults: faultNotes,
+            broadcast: isBroadcastAPI ? Self.broadcastRecord(request, route: broadcastRoute, answer: channelAnswer) : nil,
             reusing: state.recordExtras
         )
         if let extras, extras.isAuthenticationOnly { state.recordExtras = extras }
@@ -243,6 +308,32 @@ public final class NotificationProcessor: Sendable {
     }
 
     static func errorName(_ code: UInt32) -> String { HTTP2ErrorCodeName.name(of: code) }
+
+    /// What a broadcast-API request's recording says it was.
+    static func broadcastRecord(_ request: APNsRequest, route: BroadcastRoute?, answer: BroadcastValidator.ChannelAnswer?) -> BroadcastRecord {
+        let named = request.header("apns-channel-id")
+        switch route {
+        case .broadcast(let bundleID)?:
+            return BroadcastRecord(kind: .broadcast, bundleID: bundleID, channelID: named)
+        case let route?:
+            let kind: BroadcastRecord.Kind
+            if let answer {
+                kind = answer.kind
+            } else {
+                // Refused before the operation was looked at (authentication, a scenario rule): name it anyway.
+                switch (route, request.method) {
+                case (.channels, "POST"): kind = .channelCreate
+                case (.channels, "GET"): kind = .channelRead
+                case (.channels, "DELETE"): kind = .channelDelete
+                case (.allChannels, "GET"): kind = .channelList
+                default: kind = .channelOther
+                }
+            }
+            return BroadcastRecord(kind: kind, bundleID: route.bundleID, channelID: answer?.recordedChannelID ?? named)
+        case nil:
+            return BroadcastRecord(kind: .channelOther, bundleID: nil, channelID: named)
+        }
+    }
 
     /// APNs answers a certificate for the other environment with GOAWAY `{"reason":"BadCertificateEnvironment"}`
     /// (last stream 0, so the request counts as unprocessed), then a bare GOAWAY, then closes.

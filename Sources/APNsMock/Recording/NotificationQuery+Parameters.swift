@@ -5,6 +5,7 @@ extension NotificationQuery {
     package static let parameterAliases: [String: String] = [
         "deviceToken": "token", "device-token": "token", "pushType": "push-type", "apnsId": "apns-id", "keyId": "key-id",
         "teamId": "team-id", "scenarioRule": "rule", "connectionId": "connection", "connection-id": "connection",
+        "channelId": "channel-id", "bundleId": "bundle-id",
     ]
 
     /// The filters: `token`, `topic` (case-insensitive), `push-type`, `status`, `reason`, `apns-id`, `auth`,
@@ -98,6 +99,14 @@ extension NotificationQuery {
                 case "newest": newestFirst = true
                 default: throw AdminInputError(parameter: given, message: "'\(value)' is not oldest or newest")
                 }
+            case "kind":
+                let kinds = ["push"] + BroadcastRecord.Kind.allCases.map(\.rawValue)
+                guard kinds.contains(value) else {
+                    throw AdminInputError(parameter: given, message: "'\(value)' is not one of: \(kinds.joined(separator: ", "))")
+                }
+                kind = value
+            case "channel-id": channelID = value
+            case "bundle-id": bundleID = value
             case "after", "before":
                 guard let sequence = UInt64(value) else {
                     throw AdminInputError(parameter: given, message: "'\(value)' is not a sequence number")

@@ -27,6 +27,12 @@ public struct NotificationQuery: Sendable, Equatable {
     public var beforeSequence: UInt64?
     /// At most this many, in `order`.
     public var limit: Int?
+    /// `push` (a device push) or a broadcast-API operation (`broadcast`, `channel-create`, …).
+    public var kind: String?
+    /// The broadcast channel a broadcast or channel operation named or made.
+    public var channelID: String?
+    /// The app of a broadcast or channel operation (case-insensitive).
+    public var bundleID: String?
     /// `oldest` first (arrival order, the default) or `newest` first.
     public var newestFirst = false
 
@@ -65,6 +71,12 @@ public struct NotificationQuery: Sendable, Equatable {
         if let scenarioRule, notification.scenarioRule != scenarioRule { return false }
         if let connectionID, notification.connectionID != connectionID { return false }
         if let abandoned, (notification.status == nil) != abandoned { return false }
+        if let kind, notification.kind != kind { return false }
+        if channelID != nil || bundleID != nil {
+            guard let broadcast = notification.broadcast else { return false }
+            if let channelID, broadcast.channelID != channelID { return false }
+            if let bundleID, broadcast.bundleID?.lowercased() != bundleID.lowercased() { return false }
+        }
         if !payload.isEmpty {
             let bytes = notification.request.payload
             for condition in payload where !condition.matches(bytes) { return false }

@@ -101,14 +101,15 @@ extension RecordStorage {
     }
 
     /// Writes the answer's object (status, reason, IDs, timestamp) from the fields, generated IDs from their bits.
-    func writeResponseJSON(_ fields: RecordFields, into json: inout JSONWriter) {
+    /// - Parameter idKey: the ID's member: `apnsId`, or `requestId` for the broadcast API (`apns-request-id`).
+    func writeResponseJSON(_ fields: RecordFields, idKey: StaticString = "apnsId", into json: inout JSONWriter) {
         json.beginObject()
         json.key("status")
         json.int(Int(fields.status))
         json.key("reason")
         json.string(fields.reason?.rawValue)
         let textStart = Int(header.pathLength)
-        json.key("apnsId")
+        json.key(idKey)
         writeID(fields.apnsIDKind, fields.apnsID, textAt: textStart, into: &json)
         json.key("apnsUniqueId")
         writeID(fields.uniqueIDKind, fields.uniqueID, textAt: textStart + (fields.apnsIDKind == .text ? Int(fields.apnsID.0) : 0), into: &json)

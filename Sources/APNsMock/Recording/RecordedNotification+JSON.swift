@@ -13,6 +13,14 @@ extension RecordedNotification {
         json.uint(connectionID)
         json.key("streamId")
         json.int(Int64(streamID))
+        json.key("kind")
+        json.string(kind)
+        if let broadcast {
+            json.key("bundleId")
+            json.string(broadcast.bundleID)
+            json.key("channelId")
+            json.string(broadcast.channelID)
+        }
         storage.writeRequestJSON(fields, into: &json)
         json.key("authentication")
         if let authentication { Self.write(authentication, into: &json) } else { json.null() }
@@ -26,7 +34,7 @@ extension RecordedNotification {
         }
         json.key("response")
         if fields.hasResponse {
-            storage.writeResponseJSON(fields, into: &json)
+            storage.writeResponseJSON(fields, idKey: broadcast == nil ? "apnsId" : "requestId", into: &json)
         } else {
             json.null()
             json.key("abandoned")

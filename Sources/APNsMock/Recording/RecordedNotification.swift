@@ -64,7 +64,14 @@ public struct RecordedNotification: Sendable, Equatable {
     /// The request as it arrived.
     public var request: APNsRequest { storage.request(fields) }
     /// The answer given, or `nil` when the request never completed (see `abandonedBecause`).
-    public var response: APNsResponse? { storage.response(fields) }
+    public var response: APNsResponse? {
+        guard var response = storage.response(fields) else { return nil }
+        if let broadcast {
+            response.idHeader = .requestID
+            if broadcast.kind == .channelCreate, response.status == 201 { response.channelID = broadcast.channelID }
+        }
+        return response
+    }
     /// Why there is no answer: the client reset the stream, or the connection closed before the request ended.
     public var abandonedBecause: String? { fields.extras?.abandonedBecause }
     /// How the request was authenticated (`nil` when it was refused before authentication, e.g. 404, or
@@ -74,6 +81,10 @@ public struct RecordedNotification: Sendable, Equatable {
     public var scenarioRule: String? { fields.extras?.scenarioRule }
     /// Faults a scenario injected with or instead of the answer (`RST_STREAM CANCEL`, `GOAWAY …`, `drop`).
     public var faults: [String] { fields.extras?.faults ?? [] }
+    /// For the broadcast API: the operation, the app and the channel (`nil` for a device push).
+    public var broadcast: BroadcastRecord? { fields.extras?.broadcast }
+    /// `push` for a device push, else the broadcast operation (`broadcast`, `channel-create`, …).
+    public var kind: String { broadcast?.kind.rawValue ?? "push" }
 
     /// Took an earlier recording's storage for its request's bytes instead of making one.
     var sharesRequestBytes: Bool { fields.sharesStorage }
@@ -106,10 +117,11 @@ final class RecordExtras: Sendable {
         authentication: AuthenticationRecord?,
         scenarioRule: String?,
         faults: [String],
+        broadcast: BroadcastRecord? = nil,
         reusing cached: RecordExtras? = nil
     ) -> RecordExtras? {
-        guard abandonedBecause == nil, scenarioRule == nil, faults.isEmpty else {
-            return RecordExtras(abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults)
+        guard abandonedBecause == nil, scenarioRule == nil, faults.isEmpty, broadcast == nil else {
+            return RecordExtras(abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults, broadcast: broadcast)
         }
         switch authentication {
         case nil: return nil
@@ -120,17 +132,20 @@ final class RecordExtras: Sendable {
         }
     }
 
-    var isAuthenticationOnly: Bool { abandonedBecause == nil && scenarioRule == nil && faults.isEmpty }
+    var isAuthenticationOnly: Bool { abandonedBecause == nil && scenarioRule == nil && faults.isEmpty && broadcast == nil }
 
     let abandonedBecause: String?
     let authentication: AuthenticationRecord?
     let scenarioRule: String?
     let faults: [String]
+    /// What a request of the broadcast API was (`nil` for a device push).
+    let broadcast: BroadcastRecord?
 
-    init(abandonedBecause: String?, authentication: AuthenticationRecord?, scenarioRule: String?, faults: [String]) {
+    init(abandonedBecause: String?, authentication: AuthenticationRecord?, scenarioRule: String?, faults: [String], broadcast: BroadcastRecord? = nil) {
         self.abandonedBecause = abandonedBecause
         self.authentication = authentication
         self.scenarioRule = scenarioRule
         self.faults = faults
+        self.broadcast = broadcast
     }
 }

@@ -6,7 +6,7 @@ package enum JSONObjectCheck {
         parseObject(bytes) != nil
     }
 
-    static func parseObject(_ bytes: [UInt8]) -> [String: Any]? {
+    package static func parseObject(_ bytes: [UInt8]) -> [String: Any]? {
         guard let first = bytes.first(where: { !isJSONWhitespace($0) }), first == UInt8(ascii: "{") else {
             return nil
         }

@@ -9,6 +9,9 @@ struct AdminContext: Sendable {
     let tracker: ConnectionTracker
     let metrics: ProviderMetrics
     let scenario: ActiveScenario
+    let channels: ChannelRegistry
+    /// The environment the provider port serves: channels made here without one belong to it.
+    let environment: APNsEnvironment
     /// True once the provider port is listening (the admin port is listening whenever routes run).
     let providerIsListening: @Sendable () -> Bool
     /// When set, every route but the health checks needs `Authorization: Bearer <adminToken>`.
@@ -113,6 +116,7 @@ enum AdminRoutes {
         router.post("/admin/reset") { _, _ -> Response in
             admin.scenario.resetToStart()
             admin.store.clear()
+            admin.channels.removeAll()
             MemoryRelease.returnFreedMemoryToTheSystem()
             return json(["reset": true])
         }
@@ -144,6 +148,7 @@ enum AdminRoutes {
         }
         addScenarioRoutes(to: router, admin)
         addDeviceRoutes(to: router, admin)
+        addChannelRoutes(to: router, admin)
         return router
     }
 
@@ -181,6 +186,84 @@ enum AdminRoutes {
         router.post("/admin/scenario/reset") { _, _ -> Response in
             admin.scenario.current.reset()
             return json(admin.scenario.current.snapshot().jsonObject())
+        }
+    }
+
+    /// Broadcast channels: listed, made with a chosen id (seeding a test), deleted. The channel-management port
+    /// makes and deletes them as APNs does; both see the same registry.
+    static func addChannelRoutes(to router: Router<BasicRequestContext>, _ admin: AdminContext) {
+        router.get("/admin/channels") { request, _ -> Response in
+            var bundleID: String?
+            var environment: APNsEnvironment?
+            for (name, value) in parameters(of: request) {
+                switch name {
+                case "bundle-id", "bundleId": bundleID = value
+                case "environment":
+                    guard let parsed = APNsEnvironment(rawValue: value) else {
+                        return json(["error": "expected development or production", "parameter": name], status: .badRequest)
+                    }
+                    environment = parsed
+                default:
+                    return json(["error": "unknown parameter; expected bundle-id or environment", "parameter": name], status: .badRequest)
+                }
+            }
+            return json(["channels": admin.channels.list(bundleID: bundleID, environment: environment).map { $0.jsonObject() }])
+        }
+        router.post("/admin/channels") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any] else {
+                return json(["error": "expected a JSON object: {\"bundleId\": …, \"messageStoragePolicy\": 0 or 1}", "parameter": "body"], status: .badRequest)
+            }
+            let known: Set<String> = ["bundleId", "messageStoragePolicy", "id", "environment"]
+            if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
+                return json(["error": "unknown field; expected one of \(known.sorted().joined(separator: ", "))", "parameter": unknown], status: .badRequest)
+            }
+            guard let bundleID = object["bundleId"] as? String, !bundleID.isEmpty else {
+                return json(["error": "a bundle id is required", "parameter": "bundleId"], status: .badRequest)
+            }
+            // `JSONSerialization` reads `true` as 1: a number is told apart by its Objective-C type code.
+            let policyNumber = (object["messageStoragePolicy"] ?? NSNumber(value: 0)) as? NSNumber
+            guard let policyNumber, String(cString: policyNumber.objCType) != "c",
+                let policy = BroadcastChannel.StoragePolicy(rawValue: policyNumber.intValue), policyNumber.doubleValue == Double(policyNumber.intValue)
+            else {
+                return json(["error": "expected 0 (no message stored) or 1 (most recent message stored)", "parameter": "messageStoragePolicy"], status: .badRequest)
+            }
+            var environment = admin.environment
+            if let value = object["environment"] {
+                guard let text = value as? String, let parsed = APNsEnvironment(rawValue: text) else {
+                    return json(["error": "expected development or production", "parameter": "environment"], status: .badRequest)
+                }
+                environment = parsed
+            }
+            var id: String?
+            if let value = object["id"] {
+                guard let text = value as? String, ChannelRegistry.isWellFormedID(text) else {
+                    return json(["error": "a channel id is standard base64 (e.g. dHN0LXNyY2gtY2hubA==)", "parameter": "id"], status: .badRequest)
+                }
+                id = text
+            }
+            do throws(ChannelRegistry.CreateError) {
+                let channel = try admin.channels.create(bundleID: bundleID, environment: environment, storagePolicy: policy, id: id)
+                return json(channel.jsonObject(), status: .created)
+            } catch {
+                switch error {
+                case .limitReached(let limit):
+                    return json(["error": "the app has \(limit) channels in \(environment.rawValue), APNs' limit", "parameter": "bundleId"], status: .badRequest)
+                case .idInUse(let taken):
+                    return json(["error": "channel \(taken) exists already", "parameter": "id"], status: .conflict)
+                }
+            }
+        }
+        router.delete("/admin/channels/:id") { _, context -> Response in
+            let id = context.parameters.get("id") ?? ""
+            guard admin.channels.delete(id: id) else {
+                return json(["error": "no channel with this id", "parameter": "id"], status: .notFound)
+            }
+            return json(["deleted": id])
+        }
+        router.delete("/admin/channels") { _, _ -> Response in
+            admin.channels.removeAll()
+            return json(["cleared": true])
         }
     }
 

@@ -31,6 +31,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
     case port
     case adminHost = "admin-host"
     case adminPort = "admin-port"
+    case channelsPort = "channels-port"
     case certsDir = "certs-dir"
     case serverCert = "server-cert"
     case serverKey = "server-key"
@@ -82,6 +83,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
         case .port: return "Provider port; 0 picks a free port. Default 2197."
         case .adminHost: return "Admin API listen address. Default 127.0.0.1."
         case .adminPort: return "Admin API port (plain HTTP/1.1); 0 picks a free port. Default 8080."
+        case .channelsPort: return "Broadcast channel-management port (TLS, HTTP/2, on --host); 0 picks a free port. Default 2195."
         case .certsDir: return "Folder with server.pem and server-key.pem. Default Certs."
         case .serverCert: return "Server certificate chain (PEM). Default <certs-dir>/server.pem."
         case .serverKey: return "Server private key (PEM). Default <certs-dir>/server-key.pem."
@@ -184,6 +186,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
         case .port: configuration.port = try integer(0...65535, "a port number")
         case .adminHost: configuration.adminHost = try nonEmpty()
         case .adminPort: configuration.adminPort = try integer(0...65535, "a port number")
+        case .channelsPort: configuration.channelsPort = try integer(0...65535, "a port number")
         case .certsDir: configuration.certsDirectory = try nonEmpty()
         case .serverCert: configuration.serverCertificatePath = try nonEmpty()
         case .serverKey: configuration.serverPrivateKeyPath = try nonEmpty()

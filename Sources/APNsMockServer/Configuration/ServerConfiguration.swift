@@ -17,6 +17,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var port = 2197
     public var adminHost = "127.0.0.1"
     public var adminPort = 8080
+    /// The broadcast channel-management port (APNs: 2195 in development, 2196 in production); `0` picks a free one.
+    public var channelsPort = 2195
     /// Holds `server.pem` and `server-key.pem` (and, later, the CA and signing keys).
     public var certsDirectory = "Certs"
     /// Overrides `<certsDirectory>/server.pem`.

@@ -323,10 +323,15 @@ final class HTTP2ServerSession {
         let hasBody = !stream.responseBody.isEmpty
         var status = Self.statusText(response.status)
         var submitted: Int32 = 0
+        // The broadcast API names its ID apns-request-id, and a channel create adds apns-channel-id.
+        let idName: StaticString = response.idHeader == .apnsID ? "apns-id" : "apns-request-id"
+        var channelID = response.channelID ?? ""
+        let hasChannelID = response.channelID != nil
         response.apnsIDValue.withUTF8 { idBytes in
             uniqueID.withUTF8 { uniqueBytes in
                 status.withUTF8 { statusBytes in
-                    withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: 4) { nva in
+                    channelID.withUTF8 { channelBytes in
+                    withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: 5) { nva in
                         var count = 0
                         nva[count] = Self.header(":status", statusBytes)
                         count += 1
@@ -336,10 +341,14 @@ final class HTTP2ServerSession {
                         }
                         // Every answer's IDs are new: added to the HPACK table they would only push out entries
                         // worth keeping, on both sides, so they are sent as literals that are never indexed.
-                        nva[count] = Self.header("apns-id", idBytes, neverIndexed: true)
+                        nva[count] = Self.header(idName, idBytes, neverIndexed: true)
                         count += 1
                         if hasUniqueID {
                             nva[count] = Self.header("apns-unique-id", uniqueBytes, neverIndexed: true)
+                            count += 1
+                        }
+                        if hasChannelID {
+                            nva[count] = Self.header("apns-channel-id", channelBytes, neverIndexed: true)
                             count += 1
                         }
                         if hasBody {
@@ -353,6 +362,7 @@ final class HTTP2ServerSession {
                             // (aioapns parses every DATA frame as JSON).
                             submitted = nghttp2_submit_response(session, streamID, nva.baseAddress, count, nil)
                         }
+                    }
                     }
                 }
             }

@@ -67,6 +67,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
         tracker: ConnectionTracker,
         metrics: ProviderMetrics,
         logger: Logger,
+        service: ConnectionInfo.Service = .provider,
         identify: @escaping @Sendable (NIOSSLCertificate) -> CertificateIdentity?
     ) {
         self.processor = processor
@@ -77,7 +78,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
         self.providerMetrics = metrics
         self.connectionLimits = connectionLimits
         self.session = HTTP2ServerSession(settings: settings, limits: limits, sessionLimits: sessionLimits, tracker: tracker)
-        self.connection = ConnectionInfo(id: tracker.nextConnectionID())
+        self.connection = ConnectionInfo(id: tracker.nextConnectionID(), service: service)
         self.logger = logger
         self.logger[metadataKey: "connection"] = "\(connection.id)"
         self.logsRequests = logger.logLevel <= .debug

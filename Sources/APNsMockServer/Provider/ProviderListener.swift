@@ -32,6 +32,7 @@ final class ProviderListener: Sendable {
         tracker: ConnectionTracker,
         metrics: ProviderMetrics,
         acceptAnyClientCertificate: Bool,
+        service: ConnectionInfo.Service = .provider,
         logger: Logger
     ) async throws -> ProviderListener {
         let quiescing = ServerQuiescingHelper(group: group)
@@ -63,6 +64,7 @@ final class ProviderListener: Sendable {
                         tracker: tracker,
                         metrics: metrics,
                         logger: logger,
+                        service: service,
                         identify: CertificateIdentityReader.identity(of:)
                     )
                     try channel.pipeline.syncOperations.addHandlers(tls, http2)

@@ -88,6 +88,7 @@ func testServerConfiguration() -> ServerConfiguration {
     configuration.port = 0
     configuration.adminHost = "127.0.0.1"
     configuration.adminPort = 0
+    configuration.channelsPort = 0
     configuration.certsDirectory = TestPaths.certsDirectory
     configuration.threads = 2
     // Authentication has its own tests; everything else talks to an `--auth none` server (configure to change it).

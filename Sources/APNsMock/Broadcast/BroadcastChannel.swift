@@ -1,0 +1,35 @@
+/// A broadcast channel for Live Activities (iOS 18+): made on APNs' channel-management service, subscribed to by
+/// the app's Live Activities, addressed by broadcasts (`apns-channel-id`).
+public struct BroadcastChannel: Sendable, Equatable {
+    /// What APNs keeps of the channel's messages; fixed when the channel is made.
+    public enum StoragePolicy: Int, Sendable, Equatable {
+        /// 0, No Message Stored: a higher publishing budget; broadcasts must carry `apns-expiration: 0`.
+        case noMessageStored = 0
+        /// 1, Most Recent Message Stored: the newest message is kept (up to 8 hours).
+        case mostRecentMessageStored = 1
+    }
+
+    /// Base64, as APNs makes them (random, never reused); clients must not assume a size.
+    public var id: String
+    public var bundleID: String
+    public var environment: APNsEnvironment
+    public var storagePolicy: StoragePolicy
+    /// Milliseconds since the epoch.
+    public var createdAt: Int64
+
+    public init(id: String, bundleID: String, environment: APNsEnvironment, storagePolicy: StoragePolicy, createdAt: Int64) {
+        self.id = id
+        self.bundleID = bundleID
+        self.environment = environment
+        self.storagePolicy = storagePolicy
+        self.createdAt = createdAt
+    }
+
+    /// The admin API's form.
+    public func jsonObject() -> [String: Any] {
+        [
+            "id": id, "bundleId": bundleID, "environment": environment.rawValue,
+            "messageStoragePolicy": storagePolicy.rawValue, "createdAt": ISO8601Time.format(milliseconds: createdAt),
+        ]
+    }
+}

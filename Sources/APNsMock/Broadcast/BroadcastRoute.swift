@@ -1,0 +1,90 @@
+/// Which broadcast resource a path names. Broadcasts go to the provider port; channel management has a listener
+/// of its own (APNs serves it on other hosts and ports).
+public enum BroadcastRoute: Sendable, Equatable {
+    /// `/4/broadcasts/apps/<bundle-id>` on the provider port.
+    case broadcast(bundleID: String)
+    /// `/1/apps/<bundle-id>/channels` on the channel-management port: create (POST), read (GET), delete (DELETE).
+    case channels(bundleID: String)
+    /// `/1/apps/<bundle-id>/all-channels` on the channel-management port: list (GET).
+    case allChannels(bundleID: String)
+
+    static let broadcastPrefix = "/4/broadcasts/apps/"
+    static let channelsPrefix = "/1/apps/"
+
+    /// The route of a provider-port path, or `nil` for any other path (`/3/device/…` included).
+    public init?(providerPath path: String) {
+        guard path.hasPrefix(Self.broadcastPrefix) else { return nil }
+        let bundle = path.dropFirst(Self.broadcastPrefix.count)
+        guard !bundle.isEmpty, !bundle.contains("/"), !bundle.contains("?") else { return nil }
+        self = .broadcast(bundleID: String(bundle))
+    }
+
+    /// The route of a channel-management path, or `nil` (answered 404 `BadPath`).
+    public init?(channelPath path: String) {
+        guard path.hasPrefix(Self.channelsPrefix) else { return nil }
+        let parts = path.dropFirst(Self.channelsPrefix.count).split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[0].contains("?") else { return nil }
+        switch parts[1] {
+        case "channels": self = .channels(bundleID: String(parts[0]))
+        case "all-channels": self = .allChannels(bundleID: String(parts[0]))
+        default: return nil
+        }
+    }
+
+    public var bundleID: String {
+        switch self {
+        case .broadcast(let bundle), .channels(let bundle), .allChannels(let bundle): return bundle
+        }
+    }
+}
+
+/// What a recording of the broadcast API was: the operation, and the app and channel it was about.
+public struct BroadcastRecord: Sendable, Equatable {
+    public enum Kind: String, Sendable, CaseIterable {
+        case broadcast
+        case channelCreate = "channel-create"
+        case channelRead = "channel-read"
+        case channelDelete = "channel-delete"
+        case channelList = "channel-list"
+        /// A request on the channel-management port that named no operation (404, 405).
+        case channelOther = "channel-other"
+    }
+
+    public var kind: Kind
+    public var bundleID: String?
+    /// The channel the request named (`apns-channel-id`), or the one a create made.
+    public var channelID: String?
+
+    public init(kind: Kind, bundleID: String?, channelID: String?) {
+        self.kind = kind
+        self.bundleID = bundleID
+        self.channelID = channelID
+    }
+}
+
+/// The broadcast API's settings where Apple's documentation is silent or contradicts itself.
+public struct BroadcastPolicy: Sendable, Equatable {
+    /// The reason for a create whose `message-storage-policy` is missing or not 0/1. Undocumented; client
+    /// libraries have seen `MissingChannelQueueSize`.
+    public var missingStoragePolicyReason: Reason
+    /// Channel ids longer than this get `BadChannelId` ("longer than allowed"; Apple gives no number, its own
+    /// ids are 24 characters).
+    public var maxChannelIDLength: Int
+    /// The largest broadcast payload (5120 bytes, documented).
+    public var maxPayloadBytes: Int
+    /// Whether a broadcast without `apns-expiration` is refused (`BadExpirationDate`): Apple's header table says
+    /// "required", its own curl examples leave it out. Default: accepted.
+    public var requireExpiration: Bool
+
+    public init(
+        missingStoragePolicyReason: Reason = .missingChannelQueueSize,
+        maxChannelIDLength: Int = 256,
+        maxPayloadBytes: Int = 5120,
+        requireExpiration: Bool = false
+    ) {
+        self.missingStoragePolicyReason = missingStoragePolicyReason
+        self.maxChannelIDLength = maxChannelIDLength
+        self.maxPayloadBytes = maxPayloadBytes
+        self.requireExpiration = requireExpiration
+    }
+}

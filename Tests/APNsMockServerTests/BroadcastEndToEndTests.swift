@@ -1,0 +1,119 @@
+import APNsMock
+import Foundation
+import Testing
+
+/// The broadcast API over real sockets: channel management on its own TLS + HTTP/2 port, broadcasts on the
+/// provider port, driven by curl, nghttp and h2load; every operation in the recorder.
+@Suite("Broadcast end to end")
+struct BroadcastEndToEndTests {
+    static let bundle = "com.example.app"
+
+    /// `curl --http2` with the development CA: status line and headers (`-D -`), then the body.
+    static func curl(_ port: Int, _ method: String, _ path: String, headers: [String] = [], body: String? = nil) async throws -> (status: Int, headers: [String: String], body: String) {
+        var arguments = ["-s", "--http2", "--cacert", TestPaths.caCertificate, "-D", "-", "-X", method]
+        for header in headers { arguments += ["-H", header] }
+        if let body { arguments += ["--data-binary", body] }
+        arguments.append("https://localhost:\(port)\(path)")
+        let result = try await ExternalTool.run("curl", arguments, timeout: .seconds(20))
+        let parts = result.stdout.components(separatedBy: "\r\n\r\n")
+        let lines = parts[0].components(separatedBy: "\r\n")
+        let status = Int(lines[0].split(separator: " ").dropFirst().first ?? "") ?? -1
+        var fields: [String: String] = [:]
+        for line in lines.dropFirst() {
+            let pair = line.split(separator: ":", maxSplits: 1)
+            if pair.count == 2 { fields[pair[0].lowercased()] = pair[1].trimmingCharacters(in: .whitespaces) }
+        }
+        return (status, fields, parts.dropFirst().joined(separator: "\r\n\r\n"))
+    }
+
+    /// An admin call over plain HTTP with curl: the status and the body.
+    static func admin(_ server: TestServer, _ method: String, _ path: String, body: String? = nil) async throws -> (status: Int, body: String) {
+        var arguments = ["-s", "-w", "\n%{http_code}", "-X", method]
+        if let body { arguments += ["--data-binary", body] }
+        arguments.append("http://127.0.0.1:\(server.adminPort)\(path)")
+        let result = try await ExternalTool.run("curl", arguments, timeout: .seconds(20))
+        let lines = result.stdout.components(separatedBy: "\n")
+        return (Int(lines.last ?? "") ?? -1, lines.dropLast().joined(separator: "\n"))
+    }
+
+    @Test func createReadListBroadcastDeleteThenNotRegistered() async throws {
+        try await withTestServer { server in
+            let channels = server.server.channelsPort
+            let provider = server.providerPort
+            let created = try await Self.curl(channels, "POST", "/1/apps/\(Self.bundle)/channels", headers: ["apns-request-id: 11111111-2222-3333-4444-555555555555"],
+                                              body: #"{"message-storage-policy":1,"push-type":"LiveActivity"}"#)
+            #expect(created.status == 201 && created.body.isEmpty, "\(created)")
+            #expect(created.headers["apns-request-id"] == "11111111-2222-3333-4444-555555555555", "\(created)")
+            let id = try #require(created.headers["apns-channel-id"], "\(created)")
+
+            let read = try await Self.curl(channels, "GET", "/1/apps/\(Self.bundle)/channels", headers: ["apns-channel-id: \(id)"])
+            #expect(read.status == 200 && read.body == #"{"message-storage-policy":1,"push-type":"LiveActivity"}"#, "\(read)")
+            let list = try await Self.curl(channels, "GET", "/1/apps/\(Self.bundle)/all-channels")
+            #expect(list.status == 200 && list.body == #"{"channels":["\#(id)"]}"#, "\(list)")
+
+            let broadcastHeaders = ["apns-channel-id: \(id)", "apns-push-type: LiveActivity", "apns-priority: 10"]
+            let sent = try await Self.curl(provider, "POST", "/4/broadcasts/apps/\(Self.bundle)", headers: broadcastHeaders,
+                                           body: #"{"aps":{"event":"update","timestamp":1800000000,"content-state":{}}}"#)
+            #expect(sent.status == 200 && sent.headers["apns-request-id"] != nil && sent.headers["apns-unique-id"] != nil && sent.headers["apns-id"] == nil, "\(sent)")
+
+            let deleted = try await Self.curl(channels, "DELETE", "/1/apps/\(Self.bundle)/channels", headers: ["apns-channel-id: \(id)"])
+            #expect(deleted.status == 204, "\(deleted)")
+            let after = try await Self.curl(provider, "POST", "/4/broadcasts/apps/\(Self.bundle)", headers: broadcastHeaders, body: "{}")
+            #expect(after.status == 400 && after.body == #"{"reason":"ChannelNotRegistered"}"# && after.headers["apns-request-id"] != nil, "\(after)")
+
+            let recorded = try await server.admin.notifications([("channel-id", id)])
+            let kinds = recorded.compactMap { $0.json["kind"]?.string }
+            #expect(kinds == ["channel-create", "channel-read", "broadcast", "channel-delete", "broadcast"], "\(recorded)")
+            #expect(recorded[2].json["response"]?["requestId"]?.string == sent.headers["apns-request-id"], "\(recorded)")
+            let waited = try await server.admin.waitForNotifications(count: 1, [("kind", "channel-list")])
+            #expect(waited.count == 1 && waited[0].json["bundleId"]?.string == Self.bundle, "\(waited)")
+        }
+    }
+
+    @Test func theAdminAPISeedsAndClearsChannels() async throws {
+        try await withTestServer { server in
+            let seeded = try await Self.admin(server, "POST", "/admin/channels", body: #"{"bundleId":"com.example.app","messageStoragePolicy":0,"id":"dHN0LXNyY2gtY2hubA=="}"#)
+            #expect(seeded.status == 201, "\(seeded)")
+            let policyZero = ["apns-channel-id: dHN0LXNyY2gtY2hubA==", "apns-push-type: liveactivity"]
+            let late = try await Self.curl(server.providerPort, "POST", "/4/broadcasts/apps/\(Self.bundle)", headers: policyZero + ["apns-expiration: 1800000000"], body: "{}")
+            #expect(late.status == 400 && late.body == #"{"reason":"BadExpirationDate"}"#, "\(late)")
+            let now = try await Self.curl(server.providerPort, "POST", "/4/broadcasts/apps/\(Self.bundle)", headers: policyZero + ["apns-expiration: 0"], body: "{}")
+            #expect(now.status == 200, "\(now)")
+            let bad = try await Self.admin(server, "POST", "/admin/channels", body: #"{"bundleId":"com.example.app","messageStoragePolicy":true}"#)
+            #expect(bad.status == 400 && bad.body.contains("messageStoragePolicy"), "\(bad)")
+            let reset = try await Self.admin(server, "POST", "/admin/reset")
+            #expect(reset.status == 200)
+            let listed = try await Self.admin(server, "GET", "/admin/channels")
+            #expect(listed.body == #"{"channels":[]}"#, "\(listed)")
+        }
+    }
+
+    /// At load: every 200 h2load counts is a broadcast recording, exactly.
+    @Test func broadcastsUnderH2LoadAreAllRecorded() async throws {
+        try await withTestServer { server in
+            let channel = try server.server.channels.create(bundleID: Self.bundle, environment: .development, storagePolicy: .mostRecentMessageStored)
+            let result = try await ExternalTool.withTemporaryFile(Data(#"{"aps":{"event":"update","timestamp":1,"content-state":{}}}"#.utf8)) { payload in
+                try await ExternalTool.run("h2load", [
+                    "-n", "3000", "-c", "4", "-m", "50", "-d", payload,
+                    "-H", "apns-channel-id: \(channel.id)", "-H", "apns-push-type: LiveActivity",
+                    "https://127.0.0.1:\(server.providerPort)/4/broadcasts/apps/\(Self.bundle)",
+                ], timeout: .seconds(60))
+            }
+            let counts = ProviderLoadTests.requestCounts(result.stdout)
+            #expect(counts["succeeded"] == 3000 && result.stdout.contains("3000 2xx"), "\(result)")
+            var query = APNsMockQuery.broadcasts
+            query.status = 200
+            #expect(server.server.store.list(query).total == 3000)
+            #expect(server.server.store.statistics().received == 3000)
+        }
+    }
+}
+
+/// Named queries for the tests above.
+enum APNsMockQuery {
+    static var broadcasts: NotificationQuery {
+        var query = NotificationQuery()
+        query.kind = "broadcast"
+        return query
+    }
+}

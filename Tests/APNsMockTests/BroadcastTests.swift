@@ -1,0 +1,164 @@
+import Testing
+
+@testable import APNsMock
+
+/// The broadcast API decided without sockets: channel management on its own service, broadcasts on the provider
+/// service, every reason of Apple's table that applies, and what the recordings say.
+@Suite("Broadcast and channel management")
+struct BroadcastTests {
+    static let bundle = "com.example.app"
+    let processor = NotificationProcessor(channels: ChannelRegistry(limitPerApp: 3), now: { 1_800_000_000_000 })
+
+    func decide(
+        _ method: String,
+        _ path: String,
+        headers: [(String, String)] = [],
+        body: String = "",
+        service: ConnectionInfo.Service = .provider,
+        certificate: CertificateIdentity? = nil,
+        recorder: Recorder? = nil,
+        processor: NotificationProcessor? = nil
+    ) -> APNsResponse? {
+        let processor = processor ?? self.processor
+        let request = APNsRequest(
+            method: method, path: path, headers: headers.map { HeaderField(name: $0.0, value: $0.1) }, payload: Array(body.utf8)
+        )
+        var state = processor.makeConnectionState(certificate: certificate)
+        var ids = APNsIDGenerator()
+        let connection = ConnectionInfo(id: 1, service: service)
+        let decision = processor.process(request, streamID: 1, connection: connection, state: &state, ids: &ids)
+        var context = RecordingContext()
+        recorder?.record(request, streamID: 1, connection: connection, outcome: decision.outcome, context: &context)
+        return decision.response
+    }
+
+    func create(_ body: String = #"{"message-storage-policy":1,"push-type":"LiveActivity"}"#, bundle: String = bundle) -> APNsResponse? {
+        decide("POST", "/1/apps/\(bundle)/channels", body: body, service: .channelManagement)
+    }
+
+    func broadcast(channel: String?, _ extra: [(String, String)] = [("apns-push-type", "LiveActivity")], body: String = #"{"aps":{"event":"update"}}"#, bundle: String = bundle) -> APNsResponse? {
+        decide("POST", "/4/broadcasts/apps/\(bundle)", headers: (channel.map { [("apns-channel-id", $0)] } ?? []) + extra, body: body)
+    }
+
+    @Test func theChannelLifecycle() throws {
+        let created = try #require(create())
+        #expect(created.status == 201 && created.idHeader == .requestID && created.uniqueID == nil && created.body == nil)
+        let id = try #require(created.channelID)
+        #expect(ChannelRegistry.isWellFormedID(id))
+        let read = try #require(decide("GET", "/1/apps/\(Self.bundle)/channels", headers: [("apns-channel-id", id)], service: .channelManagement))
+        #expect(read.status == 200 && read.body == #"{"message-storage-policy":1,"push-type":"LiveActivity"}"#)
+        let list = try #require(decide("GET", "/1/apps/\(Self.bundle)/all-channels", service: .channelManagement))
+        #expect(list.body == #"{"channels":["\#(id)"]}"#)
+        let sent = try #require(broadcast(channel: id))
+        #expect(sent.status == 200 && sent.idHeader == .requestID && sent.uniqueID != nil)
+        let deleted = try #require(decide("DELETE", "/1/apps/\(Self.bundle)/channels", headers: [("apns-channel-id", id)], service: .channelManagement))
+        #expect(deleted.status == 204 && deleted.body == nil)
+        #expect(broadcast(channel: id)?.reason == .channelNotRegistered)
+    }
+
+    @Test func theRequestIDIsEchoedWhenItIsAUUID() {
+        let sent = "a7d0c2f4-2b4e-4a8f-9c1d-0e5f6a7b8c9d"
+        let answer = decide("GET", "/1/apps/\(Self.bundle)/all-channels", headers: [("apns-request-id", sent)], service: .channelManagement)
+        #expect(answer?.apnsID == sent && answer?.idHeader == .requestID)
+        #expect(decide("GET", "/1/apps/\(Self.bundle)/all-channels", headers: [("apns-request-id", "nope")], service: .channelManagement)?.apnsID != "nope")
+    }
+
+    @Test(arguments: [
+        ("not json", Reason.badRequestPayload),
+        (#"{"message-storage-policy":1,"push-type":"LiveActivity","extra":1}"#, .badRequestParams),
+        (#"{"push-type":"LiveActivity"}"#, .missingChannelQueueSize),
+        (#"{"message-storage-policy":2,"push-type":"LiveActivity"}"#, .missingChannelQueueSize),
+        (#"{"message-storage-policy":true,"push-type":"LiveActivity"}"#, .missingChannelQueueSize),
+        (#"{"message-storage-policy":0}"#, .missingPushType),
+        (#"{"message-storage-policy":0,"push-type":"alert"}"#, .invalidPushType),
+    ])
+    func aBadCreateGetsItsReason(body: String, reason: Reason) {
+        let answer = create(body)
+        #expect(answer?.reason == reason && answer?.status == 400 && answer?.idHeader == .requestID, "\(body)")
+    }
+
+    @Test func theChannelLimitIsPerAppAndEnvironment() {
+        for _ in 0..<3 { #expect(create()?.status == 201) }
+        #expect(create()?.reason == .cannotCreateChannelConfig)
+        #expect(create(bundle: "com.example.other")?.status == 201)
+    }
+
+    @Test func channelManagementRoutesAndMethods() {
+        #expect(decide("PUT", "/1/apps/\(Self.bundle)/channels", service: .channelManagement)?.reason == .methodNotAllowed)
+        #expect(decide("GET", "/1/apps/\(Self.bundle)/nothing", service: .channelManagement)?.reason == .badPath)
+        #expect(decide("GET", "/3/device/abcd", service: .channelManagement)?.reason == .badPath)
+        // Channel management is not served on the provider port.
+        #expect(decide("GET", "/1/apps/\(Self.bundle)/all-channels")?.reason == .methodNotAllowed)
+        #expect(decide("POST", "/1/apps/\(Self.bundle)/channels", body: "{}")?.reason == .badPath)
+    }
+
+    @Test func broadcastReasonsInOrder() throws {
+        let id = try #require(create(#"{"message-storage-policy":0,"push-type":"LiveActivity"}"#)?.channelID)
+        #expect(broadcast(channel: id, bundle: Self.bundle + ".push-type.liveactivity")?.reason == .topicDisallowed)
+        #expect(broadcast(channel: nil)?.reason == .missingChannelId)
+        #expect(broadcast(channel: "not base64!")?.reason == .badChannelId)
+        #expect(broadcast(channel: String(repeating: "AAAA", count: 100))?.reason == .badChannelId)
+        #expect(broadcast(channel: "dHN0LXNyY2gtY2hubA==")?.reason == .channelNotRegistered)
+        #expect(broadcast(channel: id, bundle: "com.example.other")?.reason == .channelNotRegistered)
+        #expect(broadcast(channel: id, [("apns-push-type", "LiveActivity"), ("apns-id", "x")])?.reason == .badMessageId)
+        #expect(broadcast(channel: id, [])?.reason == .missingPushType)
+        #expect(broadcast(channel: id, [("apns-push-type", "liveactivity")])?.status == 200)
+        #expect(broadcast(channel: id, [("apns-push-type", "alert")])?.reason == .invalidPushType)
+        #expect(broadcast(channel: id, [("apns-push-type", "LiveActivity"), ("apns-priority", "7")])?.reason == .badPriority)
+        #expect(broadcast(channel: id, [("apns-push-type", "LiveActivity"), ("apns-expiration", "soon")])?.reason == .badExpirationDate)
+        // A no-message-stored channel takes only apns-expiration 0.
+        #expect(broadcast(channel: id, [("apns-push-type", "LiveActivity"), ("apns-expiration", "1800000000")])?.reason == .badExpirationDate)
+        #expect(broadcast(channel: id, [("apns-push-type", "LiveActivity"), ("apns-expiration", "0")])?.status == 200)
+        #expect(broadcast(channel: id, body: "")?.reason == .payloadEmpty)
+        #expect(broadcast(channel: id, body: String(repeating: "x", count: 5121))?.reason == .payloadTooLarge)
+        #expect(broadcast(channel: id, body: String(repeating: "x", count: 5120))?.status == 200)
+        #expect(decide("GET", "/4/broadcasts/apps/\(Self.bundle)")?.reason == .methodNotAllowed)
+    }
+
+    @Test func aCertificateForAnotherAppIsTopicMismatch() throws {
+        let byCertificate = NotificationProcessor(authentication: AuthenticationPolicy(mode: .certificate), channels: processor.channels)
+        let other = CertificateIdentity(subject: "other", topics: ["com.example.other"], environments: [.development])
+        let mine = CertificateIdentity(subject: "mine", topics: [Self.bundle], environments: [.development])
+        #expect(decide("GET", "/1/apps/\(Self.bundle)/all-channels", service: .channelManagement, certificate: other, processor: byCertificate)?.reason == .topicMismatch)
+        #expect(decide("GET", "/1/apps/\(Self.bundle)/all-channels", service: .channelManagement, certificate: mine, processor: byCertificate)?.status == 200)
+        let id = try #require(create()?.channelID)
+        let headers = [("apns-channel-id", id), ("apns-push-type", "LiveActivity")]
+        #expect(decide("POST", "/4/broadcasts/apps/\(Self.bundle)", headers: headers, body: "{}", certificate: other, processor: byCertificate)?.reason == .topicMismatch)
+        #expect(decide("POST", "/4/broadcasts/apps/\(Self.bundle)", headers: headers, body: "{}", certificate: mine, processor: byCertificate)?.status == 200)
+    }
+
+    @Test func aScenarioRuleMatchingTheChannelHeaderScriptsABroadcastAnswer() throws {
+        let scenario = try ScenarioLoader.load(text: """
+            name: broadcast-faults
+            rules:
+              - match: {headers: {apns-channel-id: dHN0LXNyY2gtY2hubA==}}
+                status: 503
+                reason: ServiceUnavailable
+            """, source: "test.yaml")
+        let scripted = NotificationProcessor(scenario: ActiveScenario(scenario), channels: processor.channels)
+        let recorder = Recorder()
+        let answer = decide("POST", "/4/broadcasts/apps/\(Self.bundle)", headers: [("apns-channel-id", "dHN0LXNyY2gtY2hubA==")], body: "{}", recorder: recorder, processor: scripted)
+        #expect(answer?.status == 503 && answer?.reason == .serviceUnavailable && answer?.idHeader == .requestID)
+        #expect(recorder.store.list().notifications.first?.kind == "broadcast")
+    }
+
+    @Test func recordingsSayWhatEachOperationWas() throws {
+        let recorder = Recorder()
+        let created = try #require(decide("POST", "/1/apps/\(Self.bundle)/channels", body: #"{"message-storage-policy":1,"push-type":"LiveActivity"}"#, service: .channelManagement, recorder: recorder))
+        let id = try #require(created.channelID)
+        _ = decide("POST", "/4/broadcasts/apps/\(Self.bundle)", headers: [("apns-channel-id", id), ("apns-push-type", "LiveActivity")], body: "{}", recorder: recorder)
+        _ = decide("POST", "/3/device/" + String(repeating: "ab", count: 32), headers: [("apns-topic", Self.bundle)], body: "{}", recorder: recorder)
+        let recordings = recorder.store.list().notifications
+        #expect(recordings.map(\.kind) == ["channel-create", "broadcast", "push"])
+        #expect(recordings[0].broadcast?.channelID == id && recordings[1].broadcast?.channelID == id)
+        #expect(recordings[0].response?.channelID == id && recordings[0].response?.idHeader == .requestID)
+        let json = String(decoding: recordings[1].jsonBytes(), as: UTF8.self)
+        #expect(json.contains(#""kind":"broadcast","bundleId":"com.example.app","channelId":"\#(id)""#) && json.contains(#""requestId":"#), "\(json)")
+        var query = NotificationQuery()
+        query.kind = "broadcast"
+        #expect(recorder.store.list(query).notifications.count == 1)
+        query = try NotificationQuery(parameters: [("channel-id", id)])
+        #expect(recorder.store.list(query).notifications.count == 2)
+        #expect(throws: AdminInputError.self) { try NotificationQuery(parameters: [("kind", "pushes")]) }
+    }
+}
