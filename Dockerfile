@@ -83,7 +83,8 @@ WORKDIR /etc/apns-mock
 # needed: Docker (20.10+), Podman and containerd 2 let unprivileged processes bind low ports inside the
 # container's network namespace (net.ipv4.ip_unprivileged_port_start=0); elsewhere pass
 # --sysctl net.ipv4.ip_unprivileged_port_start=0, or simply publish -p 443:2197. 8080: the admin API.
-EXPOSE 2197 443 8080
+# 2195: broadcast channel management (APNs' development port for it).
+EXPOSE 2197 443 8080 2195
 
 # /healthz answers 200 once both ports listen. Through sh so that APNS_MOCK_ADMIN_PORT is followed
 # (set the admin port by that variable, not by the flag, or the check will look at the wrong port).

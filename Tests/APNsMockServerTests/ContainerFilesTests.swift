@@ -803,12 +803,14 @@ struct ContainerFilesTests {
     /// the http:// URL the admin API (the line's layout may change; the URLs stay).
     static func listeningPorts(in log: String) -> (provider: Int, admin: Int)? {
         guard let line = log.split(separator: "\n").first(where: { $0.contains("listening") }) else { return nil }
-        func port(after scheme: String) -> Int? {
-            guard let range = line.range(of: #"\#(scheme)://[^\s"',]+:([0-9]+)"#, options: .regularExpression) else { return nil }
+        // By key (`provider=https://…`, or `"provider":"https://…"` in JSON logs): the line names the
+        // channel-management port too.
+        func port(of key: String, after scheme: String) -> Int? {
+            guard let range = line.range(of: #"\#(key)"?[=:]"?\#(scheme)://[^\s"',]+:([0-9]+)"#, options: .regularExpression) else { return nil }
             let url = line[range]
             return Int(url[url.index(after: url.lastIndex(of: ":")!)...])
         }
-        guard let provider = port(after: "https"), let admin = port(after: "http") else { return nil }
+        guard let provider = port(of: "provider", after: "https"), let admin = port(of: "admin", after: "http") else { return nil }
         return (provider, admin)
     }
 
