@@ -33,6 +33,8 @@ ROOT = BENCH_DIR.parent
 CERTS = ROOT / "Certs"
 DEVICE_TOKEN = "5f3c2a9e8b7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a3928170615243b"
 TOPIC = "com.example.app"
+# The broadcast workload's channel (base64 of "apns-mock-bench!").
+BROADCAST_CHANNEL = "YXBucy1tb2NrLWJlbmNoIQ=="
 HEADERS = [f"apns-topic: {TOPIC}", "apns-push-type: alert"]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 LOOPBACK = "127.0.0.1"
@@ -370,6 +372,8 @@ class Nghttpd(Server):
         docroot = self.workdir / "nghttpd-htdocs"
         (docroot / "3" / "device").mkdir(parents=True, exist_ok=True)
         (docroot / "3" / "device" / DEVICE_TOKEN).touch()
+        (docroot / "4" / "broadcasts" / "apps").mkdir(parents=True, exist_ok=True)
+        (docroot / "4" / "broadcasts" / "apps" / TOPIC).touch()
         return [
             "nghttpd", "--workers=1", f"--address={LOOPBACK}", f"--htdocs={docroot}",
             str(self.port), str(CERTS / "server-key.pem"), str(CERTS / "server.pem"),
@@ -427,6 +431,9 @@ class Workload:
     # is verified. h2load opens its -m streams before the server's SETTINGS arrive, so apns-mock may refuse up
     # to m-1 of them per connection with RST_STREAM(REFUSED_STREAM), and h2load does not retry them.
     stream_gated: bool = False
+    # Another path than the device push's (the broadcast workload), and whether the device push's headers go too.
+    path: str | None = None
+    push_headers: bool = True
     # A workload whose requests go one at a time measures latency in every round (logging one line per request
     # costs h2load about 1 us, nothing next to a round trip). The others measure throughput with h2load's
     # per-request log off, since h2load is then the limit and that log (one write(2) per request) cut what it
@@ -454,11 +461,14 @@ def run_h2load(args, server: Server, workload: Workload, body: Path, workdir: Pa
         "h2load", "-n", str(requests), "-c", str(workload.clients), "-m", str(workload.streams), "-t", "1",
         "-d", str(body),
     ]
-    for header in HEADERS + workload.extra_headers:
+    for header in (HEADERS if workload.push_headers else []) + workload.extra_headers:
         cmd += ["-H", header]
     if keep_log:
         cmd += ["--log-file", str(log_file)]
-    cmd.append(server.url())
+    url = server.url()
+    if workload.path:
+        url = url[:url.index("/3/device/")] + workload.path
+    cmd.append(url)
     if args.pin:
         cmd = ["taskset", "-c", args.client_cpu] + cmd
     # Bounded: generous for the slowest server we have seen (about 5k req/s at -c 1 -m 1 on a busy machine).
@@ -1033,6 +1043,14 @@ def main() -> int:
             workloads.append(Workload("recordfile", "throughput+record-file", 4, 100, workloads[0].requests,
                                       apns_mock_args=bench.default_apns_mock_args
                                       + ["--record-file", str(bench.workdir / "bench-record.ndjson")]))
+            # Live Activity broadcasts: the same load to /4/broadcasts/apps/<bundle> on a channel a scenario declares.
+            broadcast_scenario = bench.workdir / "bench-broadcast.yaml"
+            broadcast_scenario.write_text(
+                f"name: bench-broadcast\nchannels:\n  - {{name: bench, bundleId: {TOPIC}, id: {BROADCAST_CHANNEL}}}\n")
+            workloads.append(Workload("broadcast", "broadcast", 4, 100, workloads[0].requests,
+                                      [f"apns-channel-id: {BROADCAST_CHANNEL}", "apns-push-type: LiveActivity"],
+                                      bench.default_apns_mock_args + ["--scenario", str(broadcast_scenario)],
+                                      path=f"/4/broadcasts/apps/{TOPIC}", push_headers=False))
             if token:
                 workloads.append(Workload("token", "throughput+token", 4, 100, workloads[0].requests,
                                           [f"authorization: bearer {token}"], ["--auth", "token"], stream_gated=True))

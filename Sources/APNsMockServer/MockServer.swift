@@ -105,14 +105,13 @@ public final class MockServer: Sendable {
         let recorder = Recorder(capacity: configuration.maxRecorded, sinks: sinks, backPressure: backPressure)
         let tracker = ConnectionTracker()
         let metrics = ProviderMetrics()
-        let channels = ChannelRegistry()
+        let channels = scenario.channels
         let processor = NotificationProcessor(
             validator: RequestValidator(policy: configuration.validation),
             authentication: authentication,
             environment: configuration.environment,
             maxConcurrentStreams: configuration.http2.maxConcurrentStreams,
-            scenario: scenario,
-            channels: channels
+            scenario: scenario
         )
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads)
         let provider: ProviderListener

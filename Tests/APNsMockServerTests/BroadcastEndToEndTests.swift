@@ -88,6 +88,48 @@ struct BroadcastEndToEndTests {
         }
     }
 
+    /// Authentication on both listeners, by independent clients: httpx (Python's h2) with a provider token, curl with
+    /// the development client certificate; no credentials at all gets MissingProviderToken on both ports.
+    @Test func tokenAndCertificateAuthOnBothListeners() async throws {
+        try await ProviderAuthenticationTests.tokenServer { server in
+            let script = TestPaths.repositoryRoot.appendingPathComponent("Tests/Clients/httpx_push.py").path
+            let token = try ProviderAuthenticationTests.token()
+            let created = try await ExternalTool.run("python3", [
+                script, "https://localhost:\(server.server.channelsPort)/1/apps/\(Self.bundle)/channels", "--ca", TestPaths.caCertificate,
+                "--header", "authorization: bearer \(token)", "--data", #"{"message-storage-policy":1,"push-type":"LiveActivity"}"#,
+            ])
+            let createdJSON = try JSON(parsing: Array(created.stdout.utf8))
+            #expect(createdJSON["status"]?.int == 201 && createdJSON["http_version"]?.string == "HTTP/2", "\(created)")
+            let id = try #require(createdJSON["headers"]?["apns-channel-id"]?.string, "\(created)")
+            let sent = try await ExternalTool.run("python3", [
+                script, "https://localhost:\(server.providerPort)/4/broadcasts/apps/\(Self.bundle)", "--ca", TestPaths.caCertificate,
+                "--header", "authorization: bearer \(token)", "--header", "apns-channel-id: \(id)", "--header", "apns-push-type: LiveActivity",
+                "--data", #"{"aps":{"event":"update","timestamp":1800000000,"content-state":{}}}"#,
+            ])
+            #expect(sent.stdout.contains("\"status\": 200") && sent.stdout.contains("apns-unique-id"), "\(sent)")
+
+            let certificate = ["--cert", TestPaths.certsDirectory + "/client-development.pem", "--key", TestPaths.certsDirectory + "/client-development-key.pem"]
+            let listed = try await ProviderAuthenticationTests.curl(certificate + ["https://localhost:\(server.server.channelsPort)/1/apps/\(Self.bundle)/all-channels"])
+            #expect(listed.stdout == #"{"channels":["\#(id)"]}"#, "\(listed)")
+            let byCertificate = try await ProviderAuthenticationTests.curl(certificate + [
+                "-H", "apns-channel-id: \(id)", "-H", "apns-push-type: LiveActivity", "--data-binary", "{}", "-w", "%{http_code}",
+                "https://localhost:\(server.providerPort)/4/broadcasts/apps/\(Self.bundle)",
+            ])
+            #expect(byCertificate.stdout == "200", "\(byCertificate)")
+            let otherApp = try await ProviderAuthenticationTests.curl(certificate + ["https://localhost:\(server.server.channelsPort)/1/apps/com.example.other/all-channels"])
+            #expect(otherApp.stdout == #"{"reason":"TopicMismatch"}"#, "\(otherApp)")
+
+            for port in [server.providerPort, server.server.channelsPort] {
+                let path = port == server.providerPort ? "/4/broadcasts/apps/\(Self.bundle)" : "/1/apps/\(Self.bundle)/all-channels"
+                let method = port == server.providerPort ? "POST" : "GET"
+                let anonymous = try await ProviderAuthenticationTests.curl(["-X", method, "https://localhost:\(port)\(path)"])
+                #expect(anonymous.stdout == #"{"reason":"MissingProviderToken"}"#, "\(anonymous)")
+            }
+            let byAuth = try await server.admin.notifications([("auth", "certificate"), ("kind", "broadcast")])
+            #expect(byAuth.count == 1, "\(byAuth)")
+        }
+    }
+
     /// At load: every 200 h2load counts is a broadcast recording, exactly.
     @Test func broadcastsUnderH2LoadAreAllRecorded() async throws {
         try await withTestServer { server in

@@ -7,7 +7,7 @@ import Testing
 @Suite("Broadcast and channel management")
 struct BroadcastTests {
     static let bundle = "com.example.app"
-    let processor = NotificationProcessor(channels: ChannelRegistry(limitPerApp: 3), now: { 1_800_000_000_000 })
+    let processor = NotificationProcessor(scenario: ActiveScenario(channels: ChannelRegistry(limitPerApp: 3)), now: { 1_800_000_000_000 })
 
     func decide(
         _ method: String,
@@ -116,7 +116,7 @@ struct BroadcastTests {
     }
 
     @Test func aCertificateForAnotherAppIsTopicMismatch() throws {
-        let byCertificate = NotificationProcessor(authentication: AuthenticationPolicy(mode: .certificate), channels: processor.channels)
+        let byCertificate = NotificationProcessor(authentication: AuthenticationPolicy(mode: .certificate), scenario: ActiveScenario(channels: processor.channels))
         let other = CertificateIdentity(subject: "other", topics: ["com.example.other"], environments: [.development])
         let mine = CertificateIdentity(subject: "mine", topics: [Self.bundle], environments: [.development])
         #expect(decide("GET", "/1/apps/\(Self.bundle)/all-channels", service: .channelManagement, certificate: other, processor: byCertificate)?.reason == .topicMismatch)
@@ -135,7 +135,7 @@ struct BroadcastTests {
                 status: 503
                 reason: ServiceUnavailable
             """, source: "test.yaml")
-        let scripted = NotificationProcessor(scenario: ActiveScenario(scenario), channels: processor.channels)
+        let scripted = NotificationProcessor(scenario: ActiveScenario(scenario, channels: processor.channels))
         let recorder = Recorder()
         let answer = decide("POST", "/4/broadcasts/apps/\(Self.bundle)", headers: [("apns-channel-id", "dHN0LXNyY2gtY2hubA==")], body: "{}", recorder: recorder, processor: scripted)
         #expect(answer?.status == 503 && answer?.reason == .serviceUnavailable && answer?.idHeader == .requestID)
@@ -160,5 +160,71 @@ struct BroadcastTests {
         query = try NotificationQuery(parameters: [("channel-id", id)])
         #expect(recorder.store.list(query).notifications.count == 2)
         #expect(throws: AdminInputError.self) { try NotificationQuery(parameters: [("kind", "pushes")]) }
+    }
+
+    @Test func aScenarioDeclaresChannelsAndRulesMatchThemByNameAndBundle() throws {
+        let scenario = try ScenarioLoader.load(text: """
+            name: live
+            channels:
+              - {name: scores, bundleId: com.example.app, messageStoragePolicy: 0}
+              - {name: news, bundleId: com.example.app, id: dHN0LXNyY2gtY2hubA==}
+            rules:
+              - match: {channel: scores, bundleId: COM.example.app}
+                status: 429
+              - match: {bundleId: com.example.other}
+                reason: FeatureNotEnabled
+            """, source: "live.yaml")
+        #expect(scenario.channels.map(\.name) == ["scores", "news"])
+        let scores = scenario.channels[0].id
+        #expect(scores == ScenarioChannel.derivedID(scenario: "live", channel: "scores") && ChannelRegistry.isWellFormedID(scores))
+        #expect(scenario.channels[1].id == "dHN0LXNyY2gtY2hubA==" && scenario.channels[0].storagePolicy == .noMessageStored)
+        let active = ActiveScenario(scenario)
+        let scripted = NotificationProcessor(scenario: active)
+        #expect(active.channels.list().map(\.id) == [scores, "dHN0LXNyY2gtY2hubA=="])
+        let throttled = decide("POST", "/4/broadcasts/apps/\(Self.bundle)", headers: [("apns-channel-id", scores), ("apns-push-type", "LiveActivity")], body: "{}", processor: scripted)
+        #expect(throttled?.status == 429 && throttled?.reason == .tooManyRequests)
+        let news = decide("POST", "/4/broadcasts/apps/\(Self.bundle)", headers: [("apns-channel-id", "dHN0LXNyY2gtY2hubA=="), ("apns-push-type", "LiveActivity")], body: "{}", processor: scripted)
+        #expect(news?.status == 200)
+        let other = decide("GET", "/1/apps/com.example.other/all-channels", service: .channelManagement, processor: scripted)
+        #expect(other?.reason == .featureNotEnabled && other?.idHeader == .requestID)
+        // A channel made at run time stays when the scenario goes; the scenario's go with it.
+        let made = try active.channels.create(bundleID: Self.bundle, environment: .development, storagePolicy: .mostRecentMessageStored)
+        active.replace(with: .empty)
+        #expect(active.channels.list().map(\.id) == [made.id])
+        active.resetToStart()
+        #expect(active.channels.count == 0)
+    }
+
+    @Test func aRuleNamingAnUndeclaredChannelIsAnError() {
+        #expect(throws: ScenarioLoadError.self) {
+            try ScenarioLoader.load(text: "rules:\n  - match: {channel: scorez}\n    status: 500\n", source: "x.yaml")
+        }
+        let error = #expect(throws: ScenarioLoadError.self) {
+            try ScenarioLoader.load(text: "channels:\n  - {name: scores, bundleId: com.example.app}\nrules:\n  - match: {channel: scorez}\n    status: 500\n", source: "x.yaml")
+        }
+        #expect(error?.description.contains("x.yaml:4") == true && error?.description.contains("scores") == true, "\(String(describing: error))")
+    }
+
+    @Test(arguments: [
+        (#"{"aps":{"event":"update","timestamp":1800000000,"content-state":{"score":1}}}"#, [String]()),
+        (#"{"aps":{"event":"end","content-state":{}}}"#, []),
+        (#"{"aps":{"event":"start","timestamp":1800000000,"content-state":{},"attributes-type":"A","attributes":{}}}"#, ["broadcast-start"]),
+        (#"{"aps":{"timestamp":1800000000,"content-state":{}}}"#, ["liveactivity-missing-event"]),
+        (#"{"aps":{"event":"update","content-state":{}}}"#, ["liveactivity-missing-timestamp"]),
+        (#"{"aps":{"event":"update","timestamp":1800000000000,"content-state":{}}}"#, ["liveactivity-timestamp-milliseconds"]),
+        (#"{"aps":{"event":"update","timestamp":1800000000}}"#, ["liveactivity-missing-content-state"]),
+        ("not json", []),
+    ])
+    func broadcastPayloadWarningsNeverChangeTheAnswer(payload: String, codes: [String]) throws {
+        let id = try #require(create()?.channelID)
+        let recorder = Recorder()
+        let answer = decide("POST", "/4/broadcasts/apps/\(Self.bundle)", headers: [("apns-channel-id", id), ("apns-push-type", "LiveActivity")], body: payload, recorder: recorder)
+        #expect(answer?.status == 200)
+        let recording = try #require(recorder.store.list().notifications.first)
+        #expect(recording.warnings.map(\.code) == codes, "\(payload)")
+        if !codes.isEmpty {
+            #expect(try recorder.store.list(NotificationQuery(parameters: [("warning", codes[0])])).notifications.count == 1)
+            #expect(try recorder.store.list(NotificationQuery(parameters: [("warnings", "none")])).notifications.isEmpty)
+        }
     }
 }

@@ -125,7 +125,7 @@ struct RecordingJSONTests {
         var object: [String: Any] = [
             "sequence": Int(recording.sequence), "receivedAt": ISO8601Time.format(milliseconds: recording.receivedAt),
             "receivedAtMillis": Int(recording.receivedAt), "connectionId": Int(recording.connectionID), "streamId": Int(recording.streamID),
-            "kind": recording.kind,
+            "kind": recording.kind, "warnings": [Any](),
             "method": request.method, "path": request.path, "authority": request.authority as Any? ?? NSNull(),
             "deviceToken": recording.deviceToken as Any? ?? NSNull(), "topic": recording.topic as Any? ?? NSNull(),
             "pushType": recording.pushType as Any? ?? NSNull(),

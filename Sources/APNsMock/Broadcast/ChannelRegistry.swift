@@ -12,8 +12,17 @@ public final class ChannelRegistry: Sendable {
         case idInUse(String)
     }
 
+    /// Who made a channel: its owner decides when it goes.
+    public enum Origin: Sendable, Equatable {
+        /// Declared by the scenario in force: goes when that scenario is replaced or deleted.
+        case scenario
+        /// Made over channel management or the admin API: stays until deleted, or until `POST /admin/reset`.
+        case api
+    }
+
     private struct State {
         var channels: [String: BroadcastChannel] = [:]
+        var origins: [String: Origin] = [:]
         /// Creation order, so lists are stable.
         var order: [String] = []
     }
@@ -46,6 +55,7 @@ public final class ChannelRegistry: Sendable {
             }
             let channel = BroadcastChannel(id: channelID, bundleID: bundleID, environment: environment, storagePolicy: storagePolicy, createdAt: now)
             state.channels[channelID] = channel
+            state.origins[channelID] = .api
             state.order.append(channelID)
             return channel
         }
@@ -76,8 +86,32 @@ public final class ChannelRegistry: Sendable {
     public func delete(id: String) -> Bool {
         state.withLock { state in
             guard state.channels.removeValue(forKey: id) != nil else { return false }
+            state.origins[id] = nil
             state.order.removeAll { $0 == id }
             return true
+        }
+    }
+
+    /// Adds a channel as given, or replaces the one with its id (keeping its place), owned by `origin`. Not held
+    /// to the limit: a scenario declares what it declares.
+    public func put(_ channel: BroadcastChannel, origin: Origin) {
+        state.withLock { state in
+            if state.channels[channel.id] == nil { state.order.append(channel.id) }
+            state.channels[channel.id] = channel
+            state.origins[channel.id] = origin
+        }
+    }
+
+    /// Deletes the channels `origin` made.
+    public func removeAll(origin: Origin) {
+        state.withLock { state in
+            let gone = Set(state.origins.filter { $0.value == origin }.keys)
+            guard !gone.isEmpty else { return }
+            for id in gone {
+                state.channels[id] = nil
+                state.origins[id] = nil
+            }
+            state.order.removeAll { gone.contains($0) }
         }
     }
 

@@ -37,8 +37,8 @@ public final class NotificationProcessor: Sendable {
     /// SETTINGS_MAX_CONCURRENT_STREAMS once a connection is no longer limited to one stream.
     public let maxConcurrentStreams: UInt32
     public let scenario: ActiveScenario
-    /// Broadcast channels, shared by both listeners and the admin API.
-    public let channels: ChannelRegistry
+    /// Broadcast channels, shared by both listeners and the admin API (the scenario's registry).
+    public var channels: ChannelRegistry { scenario.channels }
     /// Decides broadcasts and channel-management requests.
     public let broadcastValidator: BroadcastValidator
     private let now: @Sendable () -> Int64
@@ -50,11 +50,9 @@ public final class NotificationProcessor: Sendable {
         environment: APNsEnvironment = .development,
         maxConcurrentStreams: UInt32 = 1000,
         scenario: ActiveScenario? = nil,
-        channels: ChannelRegistry = ChannelRegistry(),
         broadcastValidator: BroadcastValidator = BroadcastValidator(),
         now: @escaping @Sendable () -> Int64 = WallClock.milliseconds
     ) {
-        self.channels = channels
         self.broadcastValidator = broadcastValidator
         self.validator = validator
         self.authentication = authentication
@@ -293,6 +291,7 @@ public final class NotificationProcessor: Sendable {
             scenarioRule: scripted?.ruleName,
             faults: faultNotes,
             broadcast: isBroadcastAPI ? Self.broadcastRecord(request, route: broadcastRoute, answer: channelAnswer) : nil,
+            warnings: broadcastRoute.map { if case .broadcast = $0 { LiveActivityLint.broadcastWarnings(request.payload) } else { [] } } ?? [],
             reusing: state.recordExtras
         )
         if let extras, extras.isAuthenticationOnly { state.recordExtras = extras }

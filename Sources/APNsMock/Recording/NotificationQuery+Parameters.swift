@@ -106,6 +106,13 @@ extension NotificationQuery {
                 }
                 kind = value
             case "channel-id": channelID = value
+            case "warning": warningCode = value
+            case "warnings":
+                switch value {
+                case "any": hasWarnings = true
+                case "none": hasWarnings = false
+                default: throw AdminInputError(parameter: given, message: "'\(value)' is not any or none")
+                }
             case "bundle-id": bundleID = value
             case "after", "before":
                 guard let sequence = UInt64(value) else {

@@ -33,6 +33,10 @@ public struct NotificationQuery: Sendable, Equatable {
     public var channelID: String?
     /// The app of a broadcast or channel operation (case-insensitive).
     public var bundleID: String?
+    /// Only recordings with a warning of this code.
+    public var warningCode: String?
+    /// `true`: only recordings with some warning; `false`: only those with none.
+    public var hasWarnings: Bool?
     /// `oldest` first (arrival order, the default) or `newest` first.
     public var newestFirst = false
 
@@ -72,6 +76,8 @@ public struct NotificationQuery: Sendable, Equatable {
         if let connectionID, notification.connectionID != connectionID { return false }
         if let abandoned, (notification.status == nil) != abandoned { return false }
         if let kind, notification.kind != kind { return false }
+        if let warningCode, !notification.warnings.contains(where: { $0.code == warningCode }) { return false }
+        if let hasWarnings, notification.warnings.isEmpty == hasWarnings { return false }
         if channelID != nil || bundleID != nil {
             guard let broadcast = notification.broadcast else { return false }
             if let channelID, broadcast.channelID != channelID { return false }

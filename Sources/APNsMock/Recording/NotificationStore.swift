@@ -7,6 +7,10 @@ public struct RecorderStatistics: Sendable, Equatable {
     public var received: Int = 0
     public var byStatus: [Int: Int] = [:]
     public var byReason: [String: Int] = [:]
+    /// Broadcast-API requests by kind (`broadcast`, `channel-create`, …); device pushes are the rest of `received`.
+    public var byKind: [String: Int] = [:]
+    /// Recordings with payload warnings, by warning code.
+    public var byWarning: [String: Int] = [:]
     /// Requests that ended without an answer (client reset, connection lost).
     public var abandoned: Int = 0
     /// Oldest recordings dropped to stay within capacity.
@@ -104,6 +108,11 @@ public final class NotificationStore: Sendable {
                 if let reason = pending!.reason { state.statistics.byReason[reason.rawValue, default: 0] += 1 }
             } else {
                 state.statistics.abandoned += 1
+            }
+            // Extras are there for a small share of requests (device pushes under `--auth none` share one).
+            if let broadcast = pending!.broadcast {
+                state.statistics.byKind[broadcast.kind.rawValue, default: 0] += 1
+                for warning in pending!.warnings { state.statistics.byWarning[warning.code, default: 0] += 1 }
             }
             if state.records.count >= capacity, let evicted = state.records.popFirst() {
                 state.statistics.evicted += 1

@@ -32,6 +32,19 @@ extension RecordedNotification {
             for fault in faults { json.string(fault) }
             json.endArray()
         }
+        json.key("warnings")
+        json.beginArray()
+        for warning in warnings {
+            json.beginObject()
+            json.key("code")
+            json.string(warning.code)
+            json.key("path")
+            json.string(warning.path)
+            json.key("message")
+            json.string(warning.message)
+            json.endObject()
+        }
+        json.endArray()
         json.key("response")
         if fields.hasResponse {
             storage.writeResponseJSON(fields, idKey: broadcast == nil ? "apnsId" : "requestId", into: &json)

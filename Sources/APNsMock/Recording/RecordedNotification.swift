@@ -83,6 +83,8 @@ public struct RecordedNotification: Sendable, Equatable {
     public var faults: [String] { fields.extras?.faults ?? [] }
     /// For the broadcast API: the operation, the app and the channel (`nil` for a device push).
     public var broadcast: BroadcastRecord? { fields.extras?.broadcast }
+    /// What the payload gets wrong that APNs accepted anyway; never changes the answer.
+    public var warnings: [PayloadWarning] { fields.extras?.warnings ?? [] }
     /// `push` for a device push, else the broadcast operation (`broadcast`, `channel-create`, …).
     public var kind: String { broadcast?.kind.rawValue ?? "push" }
 
@@ -118,10 +120,14 @@ final class RecordExtras: Sendable {
         scenarioRule: String?,
         faults: [String],
         broadcast: BroadcastRecord? = nil,
+        warnings: [PayloadWarning] = [],
         reusing cached: RecordExtras? = nil
     ) -> RecordExtras? {
-        guard abandonedBecause == nil, scenarioRule == nil, faults.isEmpty, broadcast == nil else {
-            return RecordExtras(abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults, broadcast: broadcast)
+        guard abandonedBecause == nil, scenarioRule == nil, faults.isEmpty, broadcast == nil, warnings.isEmpty else {
+            return RecordExtras(
+                abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults,
+                broadcast: broadcast, warnings: warnings
+            )
         }
         switch authentication {
         case nil: return nil
@@ -132,7 +138,7 @@ final class RecordExtras: Sendable {
         }
     }
 
-    var isAuthenticationOnly: Bool { abandonedBecause == nil && scenarioRule == nil && faults.isEmpty && broadcast == nil }
+    var isAuthenticationOnly: Bool { abandonedBecause == nil && scenarioRule == nil && faults.isEmpty && broadcast == nil && warnings.isEmpty }
 
     let abandonedBecause: String?
     let authentication: AuthenticationRecord?
@@ -140,8 +146,14 @@ final class RecordExtras: Sendable {
     let faults: [String]
     /// What a request of the broadcast API was (`nil` for a device push).
     let broadcast: BroadcastRecord?
+    /// What the payload gets wrong that APNs accepts (see ``PayloadWarning``).
+    let warnings: [PayloadWarning]
 
-    init(abandonedBecause: String?, authentication: AuthenticationRecord?, scenarioRule: String?, faults: [String], broadcast: BroadcastRecord? = nil) {
+    init(
+        abandonedBecause: String?, authentication: AuthenticationRecord?, scenarioRule: String?, faults: [String],
+        broadcast: BroadcastRecord? = nil, warnings: [PayloadWarning] = []
+    ) {
+        self.warnings = warnings
         self.abandonedBecause = abandonedBecause
         self.authentication = authentication
         self.scenarioRule = scenarioRule

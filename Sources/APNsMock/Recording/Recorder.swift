@@ -47,7 +47,9 @@ public final class Recorder: Sendable {
                 abandonedBecause: "answer \(intended) not sent: \(because)",
                 authentication: extras?.authentication,
                 scenarioRule: extras?.scenarioRule,
-                faults: extras?.faults ?? []
+                faults: extras?.faults ?? [],
+                broadcast: extras?.broadcast,
+                warnings: extras?.warnings ?? []
             )
             response = nil
         }

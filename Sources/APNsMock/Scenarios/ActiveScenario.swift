@@ -9,10 +9,15 @@ public final class ActiveScenario: Sendable {
     private let engine: Mutex<ScenarioEngine>
     private let now: @Sendable () -> Int64
 
-    public init(_ scenario: Scenario = .empty, now: @escaping @Sendable () -> Int64 = WallClock.milliseconds) {
+    /// - Parameter channels: the broadcast channel registry (its limit is the caller's to choose).
+    public init(_ scenario: Scenario = .empty, now: @escaping @Sendable () -> Int64 = WallClock.milliseconds, channels: ChannelRegistry = ChannelRegistry()) {
         self.now = now
-        self.engine = Mutex(ScenarioEngine(scenario: scenario, now: now))
+        self.channels = channels
+        self.engine = Mutex(ScenarioEngine(scenario: scenario, now: now, channels: channels))
     }
+
+    /// Broadcast channels: outlive scenarios like devices; a scenario's declared ones go with it.
+    public let channels: ChannelRegistry
 
     public var current: ScenarioEngine { engine.withLock { $0 } }
 
@@ -21,7 +26,8 @@ public final class ActiveScenario: Sendable {
     public func replace(with scenario: Scenario) {
         engine.withLock { engine in
             engine.devices.removeAll(origin: .scenario)
-            engine = ScenarioEngine(scenario: scenario, now: now, devices: engine.devices, generation: engine.generation &+ 1)
+            engine.channels.removeAll(origin: .scenario)
+            engine = ScenarioEngine(scenario: scenario, now: now, devices: engine.devices, channels: engine.channels, generation: engine.generation &+ 1)
         }
     }
 
@@ -29,7 +35,8 @@ public final class ActiveScenario: Sendable {
     public func resetToStart() {
         engine.withLock { engine in
             engine.devices.removeAll()
-            engine = ScenarioEngine(scenario: .empty, now: now, devices: engine.devices, generation: engine.generation &+ 1)
+            engine.channels.removeAll()
+            engine = ScenarioEngine(scenario: .empty, now: now, devices: engine.devices, channels: engine.channels, generation: engine.generation &+ 1)
         }
     }
 }

@@ -5,6 +5,8 @@ struct MatchInput {
     var headers: APNsHeaders
     var fields: [HeaderField]
     var payload: [UInt8]
+    /// The bundle ID of a broadcast-API path, lower case; looked for only when a rule matches on it.
+    var bundleID: String?
 }
 
 /// A device token as a dictionary key without building a string: two 64-bit FNV-1a hashes of its bytes with ASCII
@@ -84,6 +86,12 @@ final class CompiledRule: Sendable {
         }
         if let topics = conditions.topics {
             guard let topic = input.headers.topic, topics.contains(topic) else { return false }
+        }
+        if let channelIDs = conditions.channelIDs {
+            guard let sent = input.fields.first(where: { $0.name == "apns-channel-id" })?.value, channelIDs.contains(sent) else { return false }
+        }
+        if let bundleIDs = conditions.bundleIDs {
+            guard let bundleID = input.bundleID, bundleIDs.contains(bundleID) else { return false }
         }
         if let pushTypeNames {
             guard let pushType = input.headers.pushType, pushTypeNames.contains(pushType) else { return false }

@@ -21,6 +21,14 @@ extension Scenario {
                 return entry
             }
         }
+        if !channels.isEmpty {
+            object["channels"] = channels.map { channel -> [String: Any] in
+                [
+                    "name": channel.name, "id": channel.id, "bundleId": channel.bundleID,
+                    "messageStoragePolicy": channel.storagePolicy.rawValue, "environment": channel.environment.rawValue,
+                ]
+            }
+        }
         var connectionObject: [String: Any] = [:]
         if let limit = connection.closeAfterBadDeviceTokens { connectionObject["closeAfterBadDeviceTokens"] = limit }
         if connection.lowerStreamLimitAfterRejection { connectionObject["lowerStreamLimitAfterRejection"] = true }
@@ -126,6 +134,8 @@ extension RuleConditions {
         if let tokenRegex { object["tokenRegex"] = tokenRegex }
         if let device { object["device"] = device.name }
         if let topics { object["topic"] = topics.count == 1 ? topics[0] as Any : topics }
+        if let channelIDs { object["channel"] = channelIDs.count == 1 ? channelIDs[0] as Any : channelIDs }
+        if let bundleIDs { object["bundleId"] = bundleIDs.count == 1 ? bundleIDs[0] as Any : bundleIDs }
         if let pushTypes {
             object["pushType"] = pushTypes.count == 1 ? pushTypes[0].rawValue as Any : pushTypes.map(\.rawValue)
         }

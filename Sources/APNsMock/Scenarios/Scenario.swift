@@ -1,3 +1,6 @@
+import Crypto
+import Foundation
+
 /// A validated scenario: scripted answers, devices and connection faults, as loaded from a `Scenarios/*.yaml` file
 /// by ``ScenarioLoader``. A plain value; ``ScenarioEngine`` runs it.
 ///
@@ -11,6 +14,8 @@ public struct Scenario: Sendable, Equatable {
     public var seed: UInt64?
     public var defaults: ScenarioDefaults
     public var devices: [ScenarioDevice]
+    /// Broadcast channels in force while the scenario is.
+    public var channels: [ScenarioChannel] = []
     public var connection: ScenarioConnectionPolicy
     public var outages: [ScenarioOutage]
     public var rules: [ScenarioRule]
@@ -153,4 +158,33 @@ public enum ScenarioDelay: Sendable, Equatable {
     case fixed(milliseconds: Int64)
     /// Uniform in `min...max` milliseconds, drawn from the scenario's seed.
     case jitter(minMilliseconds: Int64, maxMilliseconds: Int64)
+}
+
+/// A broadcast channel declared in a scenario: in the channel registry while the scenario is in force.
+public struct ScenarioChannel: Sendable, Equatable {
+    /// What rules call it (`match: {channel: <name>}`).
+    public var name: String
+    /// As written, or made from the scenario's and the channel's names (the same id on every load, so a test
+    /// can write it down): base64 of the first 16 bytes of SHA-256 of `apns-mock:<scenario>:<channel>`.
+    public var id: String
+    public var bundleID: String
+    public var storagePolicy: BroadcastChannel.StoragePolicy
+    public var environment: APNsEnvironment
+
+    public init(name: String, id: String, bundleID: String, storagePolicy: BroadcastChannel.StoragePolicy = .mostRecentMessageStored, environment: APNsEnvironment = .development) {
+        self.name = name
+        self.id = id
+        self.bundleID = bundleID
+        self.storagePolicy = storagePolicy
+        self.environment = environment
+    }
+}
+
+extension ScenarioChannel {
+    /// The id of a channel declared without one: stable across loads and runs (not random like APNs' own), so
+    /// a test can write it down, and different between scenarios and channels.
+    static func derivedID(scenario: String, channel: String) -> String {
+        let digest = SHA256.hash(data: Data("apns-mock:\(scenario):\(channel)".utf8))
+        return Data(Array(digest).prefix(16)).base64EncodedString()
+    }
 }

@@ -11,6 +11,8 @@ public final class ScenarioEngine: Sendable {
     public let scenario: Scenario
     /// The devices of the scenario (added at start and on ``reset()``) and any added at run time.
     public let devices: DeviceRegistry
+    /// Broadcast channels: the scenario's (added at start and on ``reset()``) and any made at run time.
+    public let channels: ChannelRegistry
     /// The seed in use: the scenario's, or the random one picked for `seed: random`.
     public let seed: UInt64
     /// Which scenario of the process this is: each replacement counts one up, so an open connection can tell that
@@ -26,6 +28,8 @@ public final class ScenarioEngine: Sendable {
     /// What evaluation needs, worked out once so requests pay only for the conditions in use.
     private struct Plan: Sendable {
         var needsToken: Bool
+        /// Some rule matches on the bundle ID of a broadcast-API path.
+        var needsBundleID: Bool
         var countsPerToken: Bool
         var countsPerConnection: Bool
         /// No rules and no default latency: nothing to decide.
@@ -65,11 +69,13 @@ public final class ScenarioEngine: Sendable {
         startedAt: Int64? = nil,
         now: @escaping @Sendable () -> Int64 = WallClock.milliseconds,
         devices: DeviceRegistry = DeviceRegistry(),
+        channels: ChannelRegistry = ChannelRegistry(),
         generation: UInt64 = 0
     ) {
         self.scenario = scenario
         self.generation = generation
         self.devices = devices
+        self.channels = channels
         self.now = now
         var system = SystemRandomNumberGenerator()
         let seed = scenario.seed ?? system.next()
@@ -77,11 +83,13 @@ public final class ScenarioEngine: Sendable {
         let rules = scenario.rules
         plan = Plan(
             needsToken: rules.contains { $0.conditions.needsToken || $0.conditions.nthForToken != nil },
+            needsBundleID: rules.contains { $0.conditions.bundleIDs != nil },
             countsPerToken: rules.contains { $0.conditions.nthForToken != nil },
             countsPerConnection: rules.contains { $0.conditions.nthOnConnection != nil },
             isInert: rules.isEmpty && scenario.defaults.latency == nil,
             countsInertRequests: rules.isEmpty && scenario.defaults.latency == nil
-                && (!scenario.devices.isEmpty || !scenario.outages.isEmpty || scenario.connection != ScenarioConnectionPolicy())
+                && (!scenario.devices.isEmpty || !scenario.channels.isEmpty || !scenario.outages.isEmpty
+                    || scenario.connection != ScenarioConnectionPolicy())
         )
         compiled = rules.map(CompiledRule.init)
         let start = startedAt ?? now()
@@ -95,6 +103,7 @@ public final class ScenarioEngine: Sendable {
             )
         )
         for device in scenario.devices { devices.add(device.device(startedAt: start), origin: .scenario) }
+        restoreChannels(at: start)
     }
 
 
@@ -128,7 +137,11 @@ public final class ScenarioEngine: Sendable {
         if plan.needsToken, request.path.utf8.starts(with: APNsPath.devicePrefix.utf8) {
             token = request.path.dropFirst(APNsPath.devicePrefix.utf8.count)
         }
-        let input = MatchInput(token: token, headers: headers, fields: request.headers, payload: request.payload)
+        var input = MatchInput(token: token, headers: headers, fields: request.headers, payload: request.payload)
+        if plan.needsBundleID {
+            let path = request.path
+            input.bundleID = (BroadcastRoute(providerPath: path) ?? BroadcastRoute(channelPath: path))?.bundleID.lowercased()
+        }
         let compiled = self.compiled
         let plan = self.plan
         let latency = scenario.defaults.latency
@@ -280,6 +293,17 @@ public final class ScenarioEngine: Sendable {
             state.latency = SeededGenerator(seed: seed, stream: 0)
         }
         for device in scenario.devices { devices.add(device.device(startedAt: start), origin: .scenario) }
+        restoreChannels(at: start)
+    }
+
+    /// Puts the scenario's channels in the registry (again), as declared.
+    private func restoreChannels(at start: Int64) {
+        for channel in scenario.channels {
+            channels.put(
+                BroadcastChannel(id: channel.id, bundleID: channel.bundleID, environment: channel.environment, storagePolicy: channel.storagePolicy, createdAt: start),
+                origin: .scenario
+            )
+        }
     }
 
     /// The scenario with its counters, for `GET /admin/scenario`.

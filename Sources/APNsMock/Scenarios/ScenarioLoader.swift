@@ -40,7 +40,7 @@ public enum ScenarioLoader {
 }
 
 extension ScenarioParser {
-    static let rootKeys = ["name", "description", "seed", "defaults", "devices", "connection", "outages", "rules"]
+    static let rootKeys = ["name", "description", "seed", "defaults", "devices", "channels", "connection", "outages", "rules"]
 
     mutating func parseDocument(_ text: String, defaultName: String) -> Scenario? {
         if let problem = YAMLLimits.sizeProblem(byteCount: text.utf8.count) {
@@ -78,7 +78,10 @@ extension ScenarioParser {
         if let node = fields.value("devices") {
             scenario.devices = devices(node, defaultEnvironment: scenario.defaults.environment ?? .development)
         }
-        if let node = fields.value("rules") { scenario.rules = rules(node, devices: scenario.devices) }
+        if let node = fields.value("channels") {
+            scenario.channels = channels(node, scenarioName: scenario.name, defaultEnvironment: scenario.defaults.environment ?? .development)
+        }
+        if let node = fields.value("rules") { scenario.rules = rules(node, devices: scenario.devices, channels: scenario.channels) }
         return scenario
     }
 
@@ -243,5 +246,54 @@ extension ScenarioParser {
             )
         }
         return devices
+    }
+
+    private mutating func channels(_ node: Node, scenarioName: String, defaultEnvironment: APNsEnvironment) -> [ScenarioChannel] {
+        guard let items = elements(node, "channels", what: "channels ({name, bundleId, messageStoragePolicy, id, environment})") else {
+            return []
+        }
+        var channels: [ScenarioChannel] = []
+        var lineOfName: [String: Int] = [:]
+        var lineOfID: [String: Int] = [:]
+        for (index, item) in items.enumerated() {
+            let path = Self.element("channels", index)
+            let keys = ["name", "bundleId", "messageStoragePolicy", "id", "environment"]
+            guard let fields = fields(item, path, allowed: keys) else { continue }
+            let name = fields.required("name", &self).flatMap { string($0, fields.path("name")) }
+            if let name, let node = fields.value("name") {
+                if let line = lineOfName[name] {
+                    report(node, fields.path("name"), "channel name '\(name)' is already used at line \(line)")
+                } else {
+                    lineOfName[name] = node.mark?.line ?? 0
+                }
+            }
+            let bundleID = fields.required("bundleId", &self).flatMap { string($0, fields.path("bundleId")) }
+            var storagePolicy = BroadcastChannel.StoragePolicy.mostRecentMessageStored
+            if let value = fields.value("messageStoragePolicy"), let number = int(value, fields.path("messageStoragePolicy"), in: 0...1) {
+                storagePolicy = BroadcastChannel.StoragePolicy(rawValue: number) ?? .mostRecentMessageStored
+            }
+            var environment = defaultEnvironment
+            if let value = fields.value("environment") {
+                environment = self.environment(value, fields.path("environment")) ?? defaultEnvironment
+            }
+            var id = name.map { ScenarioChannel.derivedID(scenario: scenarioName, channel: $0) }
+            if let value = fields.value("id"), let text = string(value, fields.path("id")) {
+                if ChannelRegistry.isWellFormedID(text) {
+                    id = text
+                } else {
+                    report(value, fields.path("id"), "a channel id is standard base64 (e.g. dHN0LXNyY2gtY2hubA==)")
+                }
+            }
+            if let id, let node = fields.value("id") ?? fields.value("name") {
+                if let line = lineOfID[id] {
+                    report(node, fields.path("id"), "channel id '\(id)' is already used at line \(line)")
+                } else {
+                    lineOfID[id] = node.mark?.line ?? 0
+                }
+            }
+            guard let name, let id, let bundleID else { continue }
+            channels.append(ScenarioChannel(name: name, id: id, bundleID: bundleID, storagePolicy: storagePolicy, environment: environment))
+        }
+        return channels
     }
 }

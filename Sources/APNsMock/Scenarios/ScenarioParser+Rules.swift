@@ -7,7 +7,7 @@ extension ScenarioParser {
     ]
     static let ruleKeys = ["name", "match", "times", "sequence", "repeat"] + answerKeys
     static let matchKeys = [
-        "token", "tokenPrefix", "tokenRegex", "device", "topic", "pushType", "priority", "headers", "payload", "nth",
+        "token", "tokenPrefix", "tokenRegex", "device", "topic", "channel", "bundleId", "pushType", "priority", "headers", "payload", "nth",
         "nthForToken", "nthOnConnection", "every", "offset", "after", "before", "probability",
     ]
     /// Statuses APNs answers `/3/device` with.
@@ -18,7 +18,7 @@ extension ScenarioParser {
         500: .internalServerError, 503: .serviceUnavailable,
     ]
 
-    mutating func rules(_ node: Node, devices: [ScenarioDevice]) -> [ScenarioRule] {
+    mutating func rules(_ node: Node, devices: [ScenarioDevice], channels: [ScenarioChannel] = []) -> [ScenarioRule] {
         guard let items = elements(node, "rules", what: "rules") else { return [] }
         var rules: [ScenarioRule] = []
         var lineOfName: [String: Int] = [:]
@@ -45,7 +45,7 @@ extension ScenarioParser {
             }
             var conditions = RuleConditions()
             if let value = fields.value("match") {
-                conditions = self.conditions(value, fields.path("match"), devices: devices)
+                conditions = self.conditions(value, fields.path("match"), devices: devices, channels: channels)
             }
             let times = fields.value("times").flatMap { int($0, fields.path("times"), in: 1...Int.max) }
 
@@ -328,7 +328,7 @@ extension ScenarioParser {
 
     // MARK: Conditions
 
-    private mutating func conditions(_ node: Node, _ path: String, devices: [ScenarioDevice]) -> RuleConditions {
+    private mutating func conditions(_ node: Node, _ path: String, devices: [ScenarioDevice], channels: [ScenarioChannel]) -> RuleConditions {
         var conditions = RuleConditions()
         guard let fields = fields(node, path, allowed: Self.matchKeys) else { return conditions }
         if let value = fields.value("token") {
@@ -369,6 +369,27 @@ extension ScenarioParser {
         }
         if let value = fields.value("topic") {
             conditions.topics = oneOrMany(value, fields.path("topic")) { parser, node, path in parser.string(node, path)
+            }
+        }
+        if let value = fields.value("channel") {
+            // A declared channel's name, or an id as sent in apns-channel-id.
+            conditions.channelIDs = oneOrMany(value, fields.path("channel")) { parser, node, path in
+                guard let text = parser.string(node, path) else { return nil }
+                if let channel = channels.first(where: { $0.name == text }) { return channel.id }
+                if ChannelRegistry.isWellFormedID(text) { return text }
+                let names = channels.map(\.name)
+                parser.report(
+                    node, path,
+                    names.isEmpty
+                        ? "'\(text)' is neither a declared channel (the scenario declares none) nor a channel id (base64)"
+                        : "'\(text)' is neither a declared channel nor a channel id (base64); \(Self.suggestion(for: text, among: names))"
+                )
+                return nil
+            }
+        }
+        if let value = fields.value("bundleId") {
+            conditions.bundleIDs = oneOrMany(value, fields.path("bundleId")) { parser, node, path in
+                parser.string(node, path).map { $0.lowercased() }
             }
         }
         if let value = fields.value("pushType") {

@@ -40,6 +40,10 @@ public struct RuleConditions: Sendable, Equatable {
     /// A device of the scenario, by name, and its token (lower case).
     public var device: DeviceReference?
     public var topics: [String]?
+    /// `apns-channel-id` is one of these (broadcasts, channel reads and deletes).
+    public var channelIDs: [String]?
+    /// The bundle ID in a broadcast or channel-management path is one of these (compared without case).
+    public var bundleIDs: [String]?
     /// `apns-push-type` is one of these; a request without the header matches none.
     public var pushTypes: [PushType]?
     /// `apns-priority` is one of these; a request without it counts as 10, as APNs does.

@@ -133,6 +133,8 @@ enum AdminRoutes {
                 "received": statistics.received,
                 "byStatus": Dictionary(uniqueKeysWithValues: statistics.byStatus.map { (String($0.key), $0.value) }),
                 "byReason": statistics.byReason,
+                "byKind": statistics.byKind,
+                "byWarning": statistics.byWarning,
                 "abandoned": statistics.abandoned,
                 "recorder": [
                     "stored": statistics.stored,
