@@ -67,6 +67,11 @@ struct BroadcastEndToEndTests {
             #expect(recorded[2].json["response"]?["requestId"]?.string == sent.headers["apns-request-id"], "\(recorded)")
             let waited = try await server.admin.waitForNotifications(count: 1, [("kind", "channel-list")])
             #expect(waited.count == 1 && waited[0].json["bundleId"]?.string == Self.bundle, "\(waited)")
+            let stats = try await server.admin.stats()
+            #expect(stats["byKind"] == .object(["channel-create": .number(1), "channel-read": .number(1), "channel-list": .number(1), "broadcast": .number(2), "channel-delete": .number(1)]), "\(stats)")
+            let samples = OperationsTests.samples(try await OperationsTests.get("http://127.0.0.1:\(server.adminPort)/metrics").body)
+            #expect(samples[#"apns_mock_broadcast_requests_total{kind="broadcast"}"#] == 2, "\(samples)")
+            #expect(samples[#"apns_mock_broadcast_requests_total{kind="channel-create"}"#] == 1, "\(samples)")
         }
     }
 

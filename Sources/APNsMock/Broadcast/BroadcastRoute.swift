@@ -15,7 +15,8 @@ public enum BroadcastRoute: Sendable, Equatable {
     public init?(providerPath path: String) {
         guard path.hasPrefix(Self.broadcastPrefix) else { return nil }
         let bundle = path.dropFirst(Self.broadcastPrefix.count)
-        guard !bundle.isEmpty, !bundle.contains("/"), !bundle.contains("?") else { return nil }
+        // Bytes, not `contains("/")`: with Foundation imported that is a CFString search per broadcast.
+        guard !bundle.isEmpty, !bundle.utf8.contains(UInt8(ascii: "/")), !bundle.utf8.contains(UInt8(ascii: "?")) else { return nil }
         self = .broadcast(bundleID: String(bundle))
     }
 
@@ -23,7 +24,7 @@ public enum BroadcastRoute: Sendable, Equatable {
     public init?(channelPath path: String) {
         guard path.hasPrefix(Self.channelsPrefix) else { return nil }
         let parts = path.dropFirst(Self.channelsPrefix.count).split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, !parts[0].contains("?") else { return nil }
+        guard parts.count == 2, !parts[0].isEmpty, !parts[0].utf8.contains(UInt8(ascii: "?")) else { return nil }
         switch parts[1] {
         case "channels": self = .channels(bundleID: String(parts[0]))
         case "all-channels": self = .allChannels(bundleID: String(parts[0]))

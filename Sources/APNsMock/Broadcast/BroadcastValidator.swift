@@ -8,9 +8,11 @@ public struct BroadcastValidator: Sendable {
     }
 
     /// `POST /4/broadcasts/apps/<bundle-id>`: `nil` when the broadcast is accepted.
+    /// - Parameter channelID: `apns-channel-id` as sent (read once by the caller).
     public func validateBroadcast(
         _ request: APNsRequest,
         headers: APNsHeaders,
+        channelID: String?,
         bundleID: String,
         allowedTopics: TopicAllowance?,
         channels: ChannelRegistry,
@@ -20,7 +22,7 @@ public struct BroadcastValidator: Sendable {
         if PushType.allTopicSuffixes.contains(where: { ASCII.hasSuffix(bundleID, $0) }) { return .topicDisallowed }
         if let allowedTopics, !allowedTopics.allows(bundleID) { return .topicMismatch }
         let channel: BroadcastChannel
-        switch channelCheck(request, bundleID: bundleID, channels: channels, environment: environment) {
+        switch channelCheck(channelID, bundleID: bundleID, channels: channels, environment: environment) {
         case .refused(let reason): return reason
         case .found(let found): channel = found
         }
@@ -48,12 +50,12 @@ public struct BroadcastValidator: Sendable {
 
     /// The channel `apns-channel-id` names, or the reason it does not name one of this app's.
     func channelCheck(
-        _ request: APNsRequest,
+        _ id: String?,
         bundleID: String,
         channels: ChannelRegistry,
         environment: APNsEnvironment
     ) -> ChannelLookup {
-        guard let id = request.header("apns-channel-id") else { return .refused(.missingChannelId) }
+        guard let id else { return .refused(.missingChannelId) }
         guard id.utf8.count <= policy.maxChannelIDLength, ChannelRegistry.isWellFormedID(id) else { return .refused(.badChannelId) }
         guard let channel = channels.channel(id: id, bundleID: bundleID, environment: environment) else {
             return .refused(.channelNotRegistered)
@@ -77,6 +79,7 @@ public struct BroadcastValidator: Sendable {
     /// A request on the channel-management port, once authenticated.
     public func channelOperation(
         _ request: APNsRequest,
+        channelID named: String?,
         route: BroadcastRoute,
         allowedTopics: TopicAllowance?,
         channels: ChannelRegistry,
@@ -115,8 +118,7 @@ public struct BroadcastValidator: Sendable {
                 return refuse(.cannotCreateChannelConfig)
             }
         case .channelRead, .channelDelete:
-            let named = request.header("apns-channel-id")
-            switch channelCheck(request, bundleID: bundleID, channels: channels, environment: environment) {
+            switch channelCheck(named, bundleID: bundleID, channels: channels, environment: environment) {
             case .refused(let reason):
                 return refuse(reason, channel: named)
             case .found(let channel):

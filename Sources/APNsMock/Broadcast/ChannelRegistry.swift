@@ -124,7 +124,8 @@ public final class ChannelRegistry: Sendable {
 
     /// Bundle IDs compare without regard to case (Apple's glossary: "Bundle IDs are case insensitive").
     static func sameBundle(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count && a.lowercased() == b.lowercased()
+        // ASCII case folding byte by byte: no lower-cased copies on every broadcast.
+        a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { ASCII.lowercase($0) == ASCII.lowercase($1) }
     }
 
     /// Whether `id` is well-formed standard base64 (RFC 4648 §4, padded), as channel ids are.

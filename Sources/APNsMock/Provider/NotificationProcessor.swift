@@ -130,6 +130,8 @@ public final class NotificationProcessor: Sendable {
         var broadcastRoute: BroadcastRoute?
         var channelAnswer: BroadcastValidator.ChannelAnswer?
         let isChannelService = connection.service == .channelManagement
+        // apns-channel-id, read once for the broadcast API (device pushes never look).
+        lazy var channelHeader: String? = request.header("apns-channel-id")
 
         if request.headerListTooLarge {
             verdict = .headerListTooLarge
@@ -174,13 +176,13 @@ public final class NotificationProcessor: Sendable {
                     verdict = .rejected(rejection)
                 } else if case .broadcast(let bundleID)? = broadcastRoute {
                     let reason = broadcastValidator.validateBroadcast(
-                        request, headers: headers, bundleID: bundleID, allowedTopics: outcome.allowedTopics,
+                        request, headers: headers, channelID: channelHeader, bundleID: bundleID, allowedTopics: outcome.allowedTopics,
                         channels: channels, environment: environment
                     )
                     verdict = reason.map { .rejected($0) } ?? .accepted
                 } else if let broadcastRoute {
                     let answer = broadcastValidator.channelOperation(
-                        request, route: broadcastRoute, allowedTopics: outcome.allowedTopics, channels: channels,
+                        request, channelID: channelHeader, route: broadcastRoute, allowedTopics: outcome.allowedTopics, channels: channels,
                         environment: environment, now: receivedAt
                     )
                     channelAnswer = answer
@@ -290,11 +292,11 @@ public final class NotificationProcessor: Sendable {
             authentication: authRecord,
             scenarioRule: scripted?.ruleName,
             faults: faultNotes,
-            broadcast: isBroadcastAPI ? Self.broadcastRecord(request, route: broadcastRoute, answer: channelAnswer) : nil,
+            broadcast: isBroadcastAPI ? Self.broadcastRecord(request, channelID: channelHeader, route: broadcastRoute, answer: channelAnswer) : nil,
             warnings: broadcastRoute.map { if case .broadcast = $0 { LiveActivityLint.broadcastWarnings(request.payload) } else { [] } } ?? [],
             reusing: state.recordExtras
         )
-        if let extras, extras.isAuthenticationOnly { state.recordExtras = extras }
+        if let extras, extras.isShareable { state.recordExtras = extras }
         var decision = ProviderDecision(
             response: response,
             streamFault: streamFault,
@@ -303,14 +305,14 @@ public final class NotificationProcessor: Sendable {
             outcome: RecordingOutcome(receivedAt: receivedAt, response: response, extras: extras)
         )
         decision.pushType = headers.pushType
+        if isBroadcastAPI { decision.broadcastKind = extras?.broadcast?.kind }
         return decision
     }
 
     static func errorName(_ code: UInt32) -> String { HTTP2ErrorCodeName.name(of: code) }
 
     /// What a broadcast-API request's recording says it was.
-    static func broadcastRecord(_ request: APNsRequest, route: BroadcastRoute?, answer: BroadcastValidator.ChannelAnswer?) -> BroadcastRecord {
-        let named = request.header("apns-channel-id")
+    static func broadcastRecord(_ request: APNsRequest, channelID named: String?, route: BroadcastRoute?, answer: BroadcastValidator.ChannelAnswer?) -> BroadcastRecord {
         switch route {
         case .broadcast(let bundleID)?:
             return BroadcastRecord(kind: .broadcast, bundleID: bundleID, channelID: named)

@@ -48,6 +48,8 @@ public struct ProviderDecision: Sendable, Equatable {
     /// The request's `apns-push-type` as sent, for the caller's metrics: the decision has read it already, and
     /// looking it up again per request showed in profiles.
     public var pushType: String?
+    /// The broadcast-API operation (`nil` for a device push): metrics count these by kind, not by push type.
+    public var broadcastKind: BroadcastRecord.Kind?
 
     public init(
         response: APNsResponse?,

@@ -113,7 +113,8 @@ final class RecordExtras: Sendable {
     /// Shared by every recording whose only extra is `--auth none`, the common case in CI: no allocation each.
     static let authenticatedByNone = RecordExtras(abandonedBecause: nil, authentication: AuthenticationRecord.none, scenarioRule: nil, faults: [])
 
-    /// - Parameter cached: extras holding only an authentication, returned again when it is the same one.
+    /// - Parameter cached: the connection's previous shareable extras (no abandonment, rule or fault), returned
+    ///   again when these are the same: a run of equal broadcasts or token pushes shares one object.
     static func make(
         abandonedBecause: String?,
         authentication: AuthenticationRecord?,
@@ -123,10 +124,19 @@ final class RecordExtras: Sendable {
         warnings: [PayloadWarning] = [],
         reusing cached: RecordExtras? = nil
     ) -> RecordExtras? {
-        guard abandonedBecause == nil, scenarioRule == nil, faults.isEmpty, broadcast == nil, warnings.isEmpty else {
+        guard abandonedBecause == nil, scenarioRule == nil, faults.isEmpty else {
             return RecordExtras(
                 abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults,
                 broadcast: broadcast, warnings: warnings
+            )
+        }
+        if broadcast != nil || !warnings.isEmpty {
+            // A broadcast's extras: shared with the previous recording's when every part is the same.
+            if let cached, cached.isShareable, cached.authentication == authentication, cached.broadcast == broadcast, cached.warnings == warnings {
+                return cached
+            }
+            return RecordExtras(
+                abandonedBecause: nil, authentication: authentication, scenarioRule: nil, faults: [], broadcast: broadcast, warnings: warnings
             )
         }
         switch authentication {
@@ -137,6 +147,9 @@ final class RecordExtras: Sendable {
             return RecordExtras(abandonedBecause: nil, authentication: authentication, scenarioRule: nil, faults: [])
         }
     }
+
+    /// Nothing in it belongs to one request alone: it may be shared by the next recordings that are the same.
+    var isShareable: Bool { abandonedBecause == nil && scenarioRule == nil && faults.isEmpty }
 
     var isAuthenticationOnly: Bool { abandonedBecause == nil && scenarioRule == nil && faults.isEmpty && broadcast == nil && warnings.isEmpty }
 

@@ -13,6 +13,9 @@ enum ASCII {
 
     static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 
+    /// `A`–`Z` as `a`–`z`; every other byte as it is.
+    static func lowercase(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
+
     /// What a run of bytes holds as hex digits.
     struct HexDigits: Equatable {
         /// Every byte is a hex digit (true for no bytes).

@@ -11,6 +11,7 @@ struct ConnectionMetrics {
     private let metrics: ProviderMetrics
     private var requestCounters: [ResponseKey: Counter] = [:]
     private var pushTypeCounters: [String: Counter] = [:]
+    private var kindCounters: [BroadcastRecord.Kind: Counter] = [:]
     /// The answer and push type counted last, with how many are not yet added: a connection mostly repeats
     /// them, so most requests only compare and add one.
     private var currentAnswer: (key: ResponseKey, counter: Counter, pending: Int64)?
@@ -25,8 +26,9 @@ struct ConnectionMetrics {
         self.metrics = metrics
     }
 
-    /// Counts one answer, by status and reason and by the request's `apns-push-type` (`nil`: none sent).
-    mutating func count(_ response: APNsResponse, pushType: String?) {
+    /// Counts one answer, by status and reason and by the request's `apns-push-type` (`nil`: none sent), or by
+    /// its kind for the broadcast API.
+    mutating func count(_ response: APNsResponse, pushType: String?, broadcastKind: BroadcastRecord.Kind? = nil) {
         let key = ResponseKey(status: response.status, reason: response.reason)
         if let current = currentAnswer, current.key == key {
             currentAnswer!.pending += 1
@@ -34,6 +36,13 @@ struct ConnectionMetrics {
             flushAnswer()
             let counter = requestCounters[key] ?? makeRequestCounter(key)
             currentAnswer = (key, counter, 1)
+        }
+        if let broadcastKind {
+            // Not the hot path: a counter per kind, incremented at once.
+            let counter = kindCounters[broadcastKind] ?? metrics.requests(kind: broadcastKind.rawValue)
+            kindCounters[broadcastKind] = counter
+            counter.increment()
+            return
         }
         let type = pushType ?? "none"
         if let current = currentPushType, current.type == type {

@@ -42,6 +42,13 @@ public final class ProviderMetrics: Sendable {
         )
     }
 
+    func requests(kind: String) -> Counter {
+        registry.makeCounter(
+            descriptor: Self.name("broadcast_requests", unit: "total", "Broadcast-API requests answered (broadcasts on the provider port, channel management), by kind."),
+            labels: [("kind", kind)]
+        )
+    }
+
     func requests(pushType: String) -> Counter {
         registry.makeCounter(
             descriptor: Self.name("requests_by_push_type", unit: "total", "Requests answered on the provider port, by apns-push-type."),

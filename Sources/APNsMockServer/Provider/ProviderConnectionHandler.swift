@@ -348,7 +348,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
         var answered = false
         if let response = decision.response {
             answered = session.respond(streamID: streamID, with: response)
-            if answered { metrics.count(response, pushType: pushType) }
+            if answered { metrics.count(response, pushType: pushType, broadcastKind: decision.broadcastKind) }
         }
         switch decision.streamFault {
         case .reset(let errorCode)?:
