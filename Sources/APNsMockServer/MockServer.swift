@@ -85,7 +85,7 @@ public final class MockServer: Sendable {
             )
         }
         let authentication = try configuration.makeAuthenticationPolicy()
-        let scenario = ActiveScenario()
+        let scenario = ActiveScenario(channels: ChannelRegistry(limitPerApp: configuration.broadcast.maxChannelsPerApp))
         if let file = configuration.scenarioFile {
             do {
                 scenario.replace(with: try ScenarioLoader.load(file: file))
@@ -111,7 +111,8 @@ public final class MockServer: Sendable {
             authentication: authentication,
             environment: configuration.environment,
             maxConcurrentStreams: configuration.http2.maxConcurrentStreams,
-            scenario: scenario
+            scenario: scenario,
+            broadcastValidator: BroadcastValidator(policy: configuration.broadcast.policy)
         )
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads)
         let provider: ProviderListener

@@ -60,6 +60,11 @@ struct ServeCommand: AsyncParsableCommand {
         help: ArgumentHelp(ConfigurationKey.expiredTokenPoisonsConnection.help)
     )
     var expiredTokenPoisonsConnection: String?
+    @Option(name: .customLong("max-channels"), help: ArgumentHelp(ConfigurationKey.maxChannels.help)) var maxChannels: String?
+    @Option(name: .customLong("channel-policy-reason"), help: ArgumentHelp(ConfigurationKey.channelPolicyReason.help))
+    var channelPolicyReason: String?
+    @Option(name: .customLong("broadcast-expiration-required"), help: ArgumentHelp(ConfigurationKey.broadcastExpirationRequired.help))
+    var broadcastExpirationRequired: String?
     @Option(help: ArgumentHelp(ConfigurationKey.config.help)) var config: String?
     @Option(name: .customLong("record-file"), help: ArgumentHelp(ConfigurationKey.recordFile.help)) var recordFile: String?
     @Option(name: .customLong("log-format"), help: ArgumentHelp(ConfigurationKey.logFormat.help)) var logFormat: String?
@@ -85,7 +90,8 @@ struct ServeCommand: AsyncParsableCommand {
             (.certsTeamID, certsTeamID), (.acceptUnknownKeys, acceptUnknownKeys),
             (.acceptAnyClientCertificate, acceptAnyClientCertificate), (.clientCA, clientCA),
             (.tokenClockSkew, tokenClockSkew), (.environmentKeyReason, environmentKeyReason),
-            (.expiredTokenPoisonsConnection, expiredTokenPoisonsConnection), (.config, config),
+            (.expiredTokenPoisonsConnection, expiredTokenPoisonsConnection), (.maxChannels, maxChannels),
+            (.channelPolicyReason, channelPolicyReason), (.broadcastExpirationRequired, broadcastExpirationRequired), (.config, config),
             (.recordFile, recordFile), (.logFormat, logFormat), (.adminToken, adminToken),
             (.shutdownGracePeriod, shutdownGracePeriod), (.handshakeTimeout, handshakeTimeout), (.idleTimeout, idleTimeout),
             (.maxConnections, maxConnections), (.adminReadTimeout, adminReadTimeout), (.scenario, scenario),

@@ -135,6 +135,48 @@ struct BroadcastEndToEndTests {
         }
     }
 
+    /// APNs' limit, reached over the wire: 10,001 creates from h2load make 10,000 channels and one
+    /// CannotCreateChannelConfig; another app still gets its own.
+    @Test func theTenThousandChannelLimit() async throws {
+        try await withTestServer { server in
+            let result = try await ExternalTool.withTemporaryFile(Data(#"{"message-storage-policy":0,"push-type":"LiveActivity"}"#.utf8)) { body in
+                try await ExternalTool.run("h2load", [
+                    "-n", "10001", "-c", "2", "-m", "20", "-d", body,
+                    "https://127.0.0.1:\(server.server.channelsPort)/1/apps/\(Self.bundle)/channels",
+                ], timeout: .seconds(60))
+            }
+            #expect(result.stdout.contains("status codes: 10000 2xx, 0 3xx, 1 4xx, 0 5xx"), "\(result)")
+            #expect(server.server.channels.list(bundleID: Self.bundle).count == 10_000)
+            let refused = try await server.admin.notifications([("reason", "CannotCreateChannelConfig")])
+            #expect(refused.count == 1 && refused[0].json["kind"]?.string == "channel-create", "\(refused)")
+            let other = try await Self.curl(server.server.channelsPort, "POST", "/1/apps/com.example.other/channels",
+                                            body: #"{"message-storage-policy":1,"push-type":"LiveActivity"}"#)
+            #expect(other.status == 201, "\(other)")
+        }
+    }
+
+    /// The settings for Apple's undocumented choices, end to end.
+    @Test func theUndocumentedChoicesAreSettings() async throws {
+        try await withTestServer(configure: {
+            $0.broadcast.maxChannelsPerApp = 1
+            $0.broadcast.missingStoragePolicyReason = .badRequestParams
+            $0.broadcast.requireExpiration = true
+        }) { server in
+            let channels = server.server.channelsPort
+            let noPolicy = try await Self.curl(channels, "POST", "/1/apps/\(Self.bundle)/channels", body: #"{"push-type":"LiveActivity"}"#)
+            #expect(noPolicy.body == #"{"reason":"BadRequestParams"}"#, "\(noPolicy)")
+            let made = try await Self.curl(channels, "POST", "/1/apps/\(Self.bundle)/channels", body: #"{"message-storage-policy":1,"push-type":"LiveActivity"}"#)
+            let id = try #require(made.headers["apns-channel-id"], "\(made)")
+            let second = try await Self.curl(channels, "POST", "/1/apps/\(Self.bundle)/channels", body: #"{"message-storage-policy":1,"push-type":"LiveActivity"}"#)
+            #expect(second.body == #"{"reason":"CannotCreateChannelConfig"}"#, "\(second)")
+            let headers = ["apns-channel-id: \(id)", "apns-push-type: LiveActivity"]
+            let withoutExpiration = try await Self.curl(server.providerPort, "POST", "/4/broadcasts/apps/\(Self.bundle)", headers: headers, body: "{}")
+            #expect(withoutExpiration.body == #"{"reason":"BadExpirationDate"}"#, "\(withoutExpiration)")
+            let withExpiration = try await Self.curl(server.providerPort, "POST", "/4/broadcasts/apps/\(Self.bundle)", headers: headers + ["apns-expiration: 0"], body: "{}")
+            #expect(withExpiration.status == 200, "\(withExpiration)")
+        }
+    }
+
     /// At load: every 200 h2load counts is a broadcast recording, exactly.
     @Test func broadcastsUnderH2LoadAreAllRecorded() async throws {
         try await withTestServer { server in

@@ -48,6 +48,9 @@ private let badValues: [(ConfigurationKey, String)] = [
     (.shutdownGracePeriod, "soon"), (.shutdownGracePeriod, "2h"),
     (.environmentKeyReason, "badEnvironmentKeyInToken"),
     (.expiredTokenPoisonsConnection, "perhaps"),
+    (.maxChannels, "0"), (.maxChannels, "lots"),
+    (.channelPolicyReason, "Unregistered"), (.channelPolicyReason, "NoSuchReason"),
+    (.broadcastExpirationRequired, "sometimes"),
 ]
 
 @Suite("Configuration")
@@ -123,6 +126,8 @@ struct ConfigurationTests {
             .acceptAnyClientCertificate: "APNS_MOCK_ACCEPT_ANY_CLIENT_CERTIFICATE", .clientCA: "APNS_MOCK_CLIENT_CA",
             .tokenClockSkew: "APNS_MOCK_TOKEN_CLOCK_SKEW", .environmentKeyReason: "APNS_MOCK_ENVIRONMENT_KEY_REASON",
             .expiredTokenPoisonsConnection: "APNS_MOCK_EXPIRED_TOKEN_POISONS_CONNECTION",
+            .maxChannels: "APNS_MOCK_MAX_CHANNELS", .channelPolicyReason: "APNS_MOCK_CHANNEL_POLICY_REASON",
+            .broadcastExpirationRequired: "APNS_MOCK_BROADCAST_EXPIRATION_REQUIRED",
             .config: "APNS_MOCK_CONFIG", .recordFile: "APNS_MOCK_RECORD_FILE", .logFormat: "APNS_MOCK_LOG_FORMAT",
             .adminToken: "APNS_MOCK_ADMIN_TOKEN", .shutdownGracePeriod: "APNS_MOCK_SHUTDOWN_GRACE_PERIOD",
             .handshakeTimeout: "APNS_MOCK_HANDSHAKE_TIMEOUT", .idleTimeout: "APNS_MOCK_IDLE_TIMEOUT",

@@ -23,8 +23,45 @@ public final class ChannelRegistry: Sendable {
     private struct State {
         var channels: [String: BroadcastChannel] = [:]
         var origins: [String: Origin] = [:]
+        /// Channels per app and environment, so a create checks the limit without counting them all.
+        var perApp: [AppKey: Int] = [:]
+
+        mutating func insert(_ channel: BroadcastChannel, origin: Origin) {
+            if channels[channel.id] == nil {
+                order.append(channel.id)
+            } else if let old = channels[channel.id] {
+                perApp[AppKey(old), default: 1] -= 1
+            }
+            channels[channel.id] = channel
+            origins[channel.id] = origin
+            perApp[AppKey(channel), default: 0] += 1
+        }
+
+        mutating func remove(_ ids: Set<String>) {
+            for id in ids {
+                guard let channel = channels.removeValue(forKey: id) else { continue }
+                origins[id] = nil
+                perApp[AppKey(channel), default: 1] -= 1
+            }
+            order.removeAll { ids.contains($0) }
+        }
         /// Creation order, so lists are stable.
         var order: [String] = []
+    }
+
+    /// An app in an environment; bundle IDs without regard to case.
+    struct AppKey: Hashable {
+        var bundleID: String
+        var environment: APNsEnvironment
+
+        init(bundleID: String, environment: APNsEnvironment) {
+            self.bundleID = bundleID.lowercased()
+            self.environment = environment
+        }
+
+        init(_ channel: BroadcastChannel) {
+            self.init(bundleID: channel.bundleID, environment: channel.environment)
+        }
     }
 
     private let state = Mutex(State())
@@ -45,8 +82,9 @@ public final class ChannelRegistry: Sendable {
         now: Int64 = WallClock.milliseconds()
     ) throws(CreateError) -> BroadcastChannel {
         try state.withLock { state throws(CreateError) -> BroadcastChannel in
-            let count = state.channels.values.lazy.filter { $0.environment == environment && Self.sameBundle($0.bundleID, bundleID) }.count
-            guard count < limitPerApp else { throw .limitReached(limit: limitPerApp) }
+            guard state.perApp[AppKey(bundleID: bundleID, environment: environment), default: 0] < limitPerApp else {
+                throw .limitReached(limit: limitPerApp)
+            }
             var channelID = id ?? Self.randomID()
             if id == nil {
                 while state.channels[channelID] != nil { channelID = Self.randomID() }
@@ -54,9 +92,7 @@ public final class ChannelRegistry: Sendable {
                 throw .idInUse(channelID)
             }
             let channel = BroadcastChannel(id: channelID, bundleID: bundleID, environment: environment, storagePolicy: storagePolicy, createdAt: now)
-            state.channels[channelID] = channel
-            state.origins[channelID] = .api
-            state.order.append(channelID)
+            state.insert(channel, origin: .api)
             return channel
         }
     }
@@ -85,9 +121,8 @@ public final class ChannelRegistry: Sendable {
     @discardableResult
     public func delete(id: String) -> Bool {
         state.withLock { state in
-            guard state.channels.removeValue(forKey: id) != nil else { return false }
-            state.origins[id] = nil
-            state.order.removeAll { $0 == id }
+            guard state.channels[id] != nil else { return false }
+            state.remove([id])
             return true
         }
     }
@@ -95,23 +130,14 @@ public final class ChannelRegistry: Sendable {
     /// Adds a channel as given, or replaces the one with its id (keeping its place), owned by `origin`. Not held
     /// to the limit: a scenario declares what it declares.
     public func put(_ channel: BroadcastChannel, origin: Origin) {
-        state.withLock { state in
-            if state.channels[channel.id] == nil { state.order.append(channel.id) }
-            state.channels[channel.id] = channel
-            state.origins[channel.id] = origin
-        }
+        state.withLock { $0.insert(channel, origin: origin) }
     }
 
     /// Deletes the channels `origin` made.
     public func removeAll(origin: Origin) {
         state.withLock { state in
             let gone = Set(state.origins.filter { $0.value == origin }.keys)
-            guard !gone.isEmpty else { return }
-            for id in gone {
-                state.channels[id] = nil
-                state.origins[id] = nil
-            }
-            state.order.removeAll { gone.contains($0) }
+            if !gone.isEmpty { state.remove(gone) }
         }
     }
 

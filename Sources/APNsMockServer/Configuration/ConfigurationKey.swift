@@ -58,6 +58,9 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
     case tokenClockSkew = "token-clock-skew"
     case environmentKeyReason = "environment-key-reason"
     case expiredTokenPoisonsConnection = "expired-token-poisons-connection"
+    case maxChannels = "max-channels"
+    case channelPolicyReason = "channel-policy-reason"
+    case broadcastExpirationRequired = "broadcast-expiration-required"
     case config
     case recordFile = "record-file"
     case logFormat = "log-format"
@@ -118,6 +121,11 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
             return "BadEnvironmentKeyInToken (what APNs sends) or BadEnvironmentKeyIdInToken (what its docs say). Default the first."
         case .expiredTokenPoisonsConnection:
             return "true: after ExpiredProviderToken the connection keeps rejecting, as APNs does. Default true."
+        case .maxChannels: return "Broadcast channels per app and environment; one more gets CannotCreateChannelConfig. Default 10000 (APNs')."
+        case .channelPolicyReason:
+            return "The reason for a channel create without a valid message-storage-policy (undocumented). Default MissingChannelQueueSize."
+        case .broadcastExpirationRequired:
+            return "true: a broadcast without apns-expiration gets BadExpirationDate (Apple's table says required; its examples omit it). Default false."
         case .config: return "A YAML file with any of these settings (flag names as keys). Flags and variables win over it."
         case .recordFile: return "Also write every recording to this file as NDJSON, as it happens. Default none."
         case .logFormat: return "text or json (one JSON object per line). Default text."
@@ -236,6 +244,13 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
             default: throw fail("is not BadEnvironmentKeyInToken or BadEnvironmentKeyIdInToken")
             }
         case .expiredTokenPoisonsConnection: configuration.expiredTokenPoisonsConnection = try boolean()
+        case .maxChannels: configuration.broadcast.maxChannelsPerApp = try integer(1...10_000_000, "a number of channels")
+        case .channelPolicyReason:
+            guard let reason = Reason(rawValue: text), reason.status == 400 else {
+                throw fail("is not an APNs reason answered with 400 (e.g. MissingChannelQueueSize, BadRequestParams)")
+            }
+            configuration.broadcast.missingStoragePolicyReason = reason
+        case .broadcastExpirationRequired: configuration.broadcast.requireExpiration = try boolean()
         case .config: configuration.configFile = try nonEmpty()
         case .recordFile: configuration.recordFile = try nonEmpty()
         case .logFormat: configuration.logFormat = try choice(LogFormat.self)

@@ -47,6 +47,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var tokenClockSkewSeconds: Int64 = 60
     public var environmentKeyReason: Reason = .badEnvironmentKeyInToken
     public var expiredTokenPoisonsConnection = true
+    /// The broadcast API's undocumented choices and the channel limit.
+    public var broadcast = BroadcastSettings()
     /// The YAML file the settings were read from, if any.
     public var configFile: String?
     /// Write every recording here too, as NDJSON.
@@ -90,5 +92,19 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     static func defaultThreadCount() -> Int {
         max(1, System.coreCount)
+    }
+}
+
+/// The broadcast API's settings: `BroadcastPolicy`'s choices and the channel registry's limit.
+public struct BroadcastSettings: Sendable, Equatable {
+    public var maxChannelsPerApp = 10_000
+    public var missingStoragePolicyReason: Reason = .missingChannelQueueSize
+    public var requireExpiration = false
+
+    public init() {}
+
+    /// The engine's policy for these settings.
+    public var policy: BroadcastPolicy {
+        BroadcastPolicy(missingStoragePolicyReason: missingStoragePolicyReason, requireExpiration: requireExpiration)
     }
 }
