@@ -112,7 +112,8 @@ public final class MockServer: Sendable {
             environment: configuration.environment,
             maxConcurrentStreams: configuration.http2.maxConcurrentStreams,
             scenario: scenario,
-            broadcastValidator: BroadcastValidator(policy: configuration.broadcast.policy)
+            broadcastValidator: BroadcastValidator(policy: configuration.broadcast.policy),
+            lint: configuration.lint
         )
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads)
         let provider: ProviderListener

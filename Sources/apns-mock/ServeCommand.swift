@@ -65,6 +65,7 @@ struct ServeCommand: AsyncParsableCommand {
     var channelPolicyReason: String?
     @Option(name: .customLong("broadcast-expiration-required"), help: ArgumentHelp(ConfigurationKey.broadcastExpirationRequired.help))
     var broadcastExpirationRequired: String?
+    @Option(help: ArgumentHelp(ConfigurationKey.lint.help)) var lint: String?
     @Option(help: ArgumentHelp(ConfigurationKey.config.help)) var config: String?
     @Option(name: .customLong("record-file"), help: ArgumentHelp(ConfigurationKey.recordFile.help)) var recordFile: String?
     @Option(name: .customLong("log-format"), help: ArgumentHelp(ConfigurationKey.logFormat.help)) var logFormat: String?
@@ -91,7 +92,7 @@ struct ServeCommand: AsyncParsableCommand {
             (.acceptAnyClientCertificate, acceptAnyClientCertificate), (.clientCA, clientCA),
             (.tokenClockSkew, tokenClockSkew), (.environmentKeyReason, environmentKeyReason),
             (.expiredTokenPoisonsConnection, expiredTokenPoisonsConnection), (.maxChannels, maxChannels),
-            (.channelPolicyReason, channelPolicyReason), (.broadcastExpirationRequired, broadcastExpirationRequired), (.config, config),
+            (.channelPolicyReason, channelPolicyReason), (.broadcastExpirationRequired, broadcastExpirationRequired), (.lint, lint), (.config, config),
             (.recordFile, recordFile), (.logFormat, logFormat), (.adminToken, adminToken),
             (.shutdownGracePeriod, shutdownGracePeriod), (.handshakeTimeout, handshakeTimeout), (.idleTimeout, idleTimeout),
             (.maxConnections, maxConnections), (.adminReadTimeout, adminReadTimeout), (.scenario, scenario),

@@ -51,6 +51,7 @@ private let badValues: [(ConfigurationKey, String)] = [
     (.maxChannels, "0"), (.maxChannels, "lots"),
     (.channelPolicyReason, "Unregistered"), (.channelPolicyReason, "NoSuchReason"),
     (.broadcastExpirationRequired, "sometimes"),
+    (.lint, "true"),
 ]
 
 @Suite("Configuration")
@@ -127,7 +128,7 @@ struct ConfigurationTests {
             .tokenClockSkew: "APNS_MOCK_TOKEN_CLOCK_SKEW", .environmentKeyReason: "APNS_MOCK_ENVIRONMENT_KEY_REASON",
             .expiredTokenPoisonsConnection: "APNS_MOCK_EXPIRED_TOKEN_POISONS_CONNECTION",
             .maxChannels: "APNS_MOCK_MAX_CHANNELS", .channelPolicyReason: "APNS_MOCK_CHANNEL_POLICY_REASON",
-            .broadcastExpirationRequired: "APNS_MOCK_BROADCAST_EXPIRATION_REQUIRED",
+            .broadcastExpirationRequired: "APNS_MOCK_BROADCAST_EXPIRATION_REQUIRED", .lint: "APNS_MOCK_LINT",
             .config: "APNS_MOCK_CONFIG", .recordFile: "APNS_MOCK_RECORD_FILE", .logFormat: "APNS_MOCK_LOG_FORMAT",
             .adminToken: "APNS_MOCK_ADMIN_TOKEN", .shutdownGracePeriod: "APNS_MOCK_SHUTDOWN_GRACE_PERIOD",
             .handshakeTimeout: "APNS_MOCK_HANDSHAKE_TIMEOUT", .idleTimeout: "APNS_MOCK_IDLE_TIMEOUT",

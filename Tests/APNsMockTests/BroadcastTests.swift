@@ -207,11 +207,11 @@ struct BroadcastTests {
 
     @Test(arguments: [
         (#"{"aps":{"event":"update","timestamp":1800000000,"content-state":{"score":1}}}"#, [String]()),
-        (#"{"aps":{"event":"end","content-state":{}}}"#, []),
+        (#"{"aps":{"event":"end","timestamp":1800000000,"content-state":{}}}"#, []),
         (#"{"aps":{"event":"start","timestamp":1800000000,"content-state":{},"attributes-type":"A","attributes":{}}}"#, ["broadcast-start"]),
         (#"{"aps":{"timestamp":1800000000,"content-state":{}}}"#, ["liveactivity-missing-event"]),
         (#"{"aps":{"event":"update","content-state":{}}}"#, ["liveactivity-missing-timestamp"]),
-        (#"{"aps":{"event":"update","timestamp":1800000000000,"content-state":{}}}"#, ["liveactivity-timestamp-milliseconds"]),
+        (#"{"aps":{"event":"update","timestamp":1800000000000,"content-state":{}}}"#, ["timestamp-milliseconds"]),
         (#"{"aps":{"event":"update","timestamp":1800000000}}"#, ["liveactivity-missing-content-state"]),
         ("not json", []),
     ])
@@ -225,6 +225,72 @@ struct BroadcastTests {
         if !codes.isEmpty {
             #expect(try recorder.store.list(NotificationQuery(parameters: [("warning", codes[0])])).notifications.count == 1)
             #expect(try recorder.store.list(NotificationQuery(parameters: [("warnings", "none")])).notifications.isEmpty)
+        }
+    }
+}
+
+/// Every payload warning: a payload that triggers it and one that does not, in the context the rule is about.
+@Suite("Payload warnings")
+struct PayloadLintTests {
+    typealias Context = PayloadLint.Context
+    static let alert = Context(pushType: "alert", priority: "10", sizeLimit: 4096)
+    static let background = Context(pushType: "background", priority: "5", sizeLimit: 4096)
+    static let liveActivity = Context(pushType: "liveactivity", priority: "10", sizeLimit: 4096)
+    static let broadcast = Context(pushType: "LiveActivity", priority: "10", sizeLimit: 5120, isBroadcast: true)
+    static let update = #""event":"update","timestamp":1800000000,"content-state":{}"#
+
+    static let cases: [(code: String, context: Context, triggers: String, clean: String)] = [
+        ("aps-missing", alert, #"{"data":1}"#, #"{"aps":{"alert":"hi"},"data":1}"#),
+        ("aps-unknown-key", alert, #"{"aps":{"alert":"hi","custom":1}}"#, #"{"aps":{"alert":"hi"},"custom":1}"#),
+        ("summary-arg-ignored", alert, #"{"aps":{"alert":{"body":"hi","summary-arg":"Bob"}}}"#, #"{"aps":{"alert":{"body":"hi"}}}"#),
+        ("background-with-alert", background, #"{"aps":{"content-available":1,"badge":1}}"#, #"{"aps":{"content-available":1}}"#),
+        ("background-priority-10", Context(pushType: "background", priority: nil, sizeLimit: 4096), #"{"aps":{"content-available":1}}"#, #"{"aps":{"content-available":1}}"#),
+        ("alert-low-priority", Context(pushType: "alert", priority: "5", sizeLimit: 4096), #"{"aps":{"alert":"hi"}}"#, #"{"aps":{"badge":2}}"#),
+        ("nothing-visible", alert, #"{"aps":{"thread-id":"t"}}"#, #"{"aps":{"thread-id":"t","sound":"default"}}"#),
+        ("mutable-content-without-alert", alert, #"{"aps":{"mutable-content":1,"badge":1}}"#, #"{"aps":{"mutable-content":1,"alert":"hi"}}"#),
+        ("sound-critical-not-1", alert, #"{"aps":{"alert":"hi","sound":{"critical":true,"name":"a.caf"}}}"#, #"{"aps":{"alert":"hi","sound":{"critical":1,"name":"a.caf"}}}"#),
+        ("sound-volume-out-of-range", alert, #"{"aps":{"alert":"hi","sound":{"critical":1,"volume":5}}}"#, #"{"aps":{"alert":"hi","sound":{"critical":1,"volume":0.5}}}"#),
+        ("critical-without-critical-sound", alert, #"{"aps":{"alert":"hi","interruption-level":"critical","sound":"default"}}"#, #"{"aps":{"alert":"hi","interruption-level":"critical","sound":{"critical":1,"name":"a.caf"}}}"#),
+        ("interruption-level-unknown", alert, #"{"aps":{"alert":"hi","interruption-level":"urgent"}}"#, #"{"aps":{"alert":"hi","interruption-level":"time-sensitive"}}"#),
+        ("relevance-score-out-of-range", alert, #"{"aps":{"alert":"hi","relevance-score":7}}"#, #"{"aps":{"alert":"hi","relevance-score":0.7}}"#),
+        ("loc-args-not-strings", alert, #"{"aps":{"alert":{"loc-key":"K","loc-args":["a",2]}}}"#, #"{"aps":{"alert":{"loc-key":"K","loc-args":["a","2"]}}}"#),
+        ("liveactivity-missing-event", liveActivity, #"{"aps":{"timestamp":1800000000,"content-state":{}}}"#, "{\"aps\":{\(update)}}"),
+        ("liveactivity-unknown-event", liveActivity, #"{"aps":{"event":"refresh","timestamp":1800000000,"content-state":{}}}"#, "{\"aps\":{\(update)}}"),
+        ("liveactivity-missing-timestamp", liveActivity, #"{"aps":{"event":"update","content-state":{}}}"#, "{\"aps\":{\(update)}}"),
+        ("liveactivity-missing-content-state", liveActivity, #"{"aps":{"event":"update","timestamp":1800000000}}"#, "{\"aps\":{\(update)}}"),
+        ("liveactivity-start-incomplete", liveActivity, #"{"aps":{"event":"start","timestamp":1800000000,"content-state":{},"attributes-type":"A"}}"#,
+         #"{"aps":{"event":"start","timestamp":1800000000,"content-state":{},"attributes-type":"A","attributes":{},"alert":{"title":"t","body":"b"}}}"#),
+        ("broadcast-start", broadcast, #"{"aps":{"event":"start","timestamp":1800000000,"content-state":{}}}"#, "{\"aps\":{\(update)}}"),
+        ("timestamp-milliseconds", liveActivity, #"{"aps":{"event":"end","timestamp":1800000000,"content-state":{},"dismissal-date":1800000000000}}"#,
+         #"{"aps":{"event":"end","timestamp":1800000000,"content-state":{},"dismissal-date":1800000000}}"#),
+    ]
+
+    @Test(arguments: cases.indices)
+    func eachRuleFiresOnItsMistakeAndNotOnTheFix(index: Int) {
+        let (code, context, triggers, clean) = Self.cases[index]
+        let fired = PayloadLint.warnings(Array(triggers.utf8), payloadSize: triggers.utf8.count, context: context)
+        #expect(fired.map(\.code).contains(code), "\(code): \(fired)")
+        let fixed = PayloadLint.warnings(Array(clean.utf8), payloadSize: clean.utf8.count, context: context)
+        if code == "background-priority-10" {
+            // The fix is the header, not the payload.
+            let atFive = PayloadLint.warnings(Array(clean.utf8), payloadSize: clean.utf8.count, context: Self.background)
+            #expect(!atFive.map(\.code).contains(code), "\(code): \(atFive)")
+        } else {
+            #expect(!fixed.map(\.code).contains(code), "\(code) on the fix: \(fixed)")
+        }
+    }
+
+    @Test func theSizeRuleAndEveryCodeIsTested() {
+        let near = "{\"aps\":{\"alert\":\"" + String(repeating: "x", count: 3900) + "\"}}"
+        #expect(PayloadLint.warnings(Array(near.utf8), payloadSize: near.utf8.count, context: Self.alert).map(\.code) == ["payload-near-limit"])
+        #expect(PayloadLint.warnings(Array(near.utf8), payloadSize: near.utf8.count, context: Self.broadcast).map(\.code).contains("payload-near-limit") == false)
+        let tested = Set(Self.cases.map(\.code) + ["payload-near-limit"])
+        #expect(Set(PayloadLint.codes.map(\.code)) == tested)
+    }
+
+    @Test func aCleanPushHasNoWarningAndNonJSONHasNone() {
+        for payload in [#"{"aps":{"alert":{"title":"Hi","body":"There"},"badge":1,"sound":"default","thread-id":"a"}}"#, "not json", "[1]"] {
+            #expect(PayloadLint.warnings(Array(payload.utf8), payloadSize: payload.utf8.count, context: Self.alert).isEmpty, "\(payload)")
         }
     }
 }

@@ -41,6 +41,8 @@ public final class NotificationProcessor: Sendable {
     public var channels: ChannelRegistry { scenario.channels }
     /// Decides broadcasts and channel-management requests.
     public let broadcastValidator: BroadcastValidator
+    /// Payload warnings on every recording (`--lint`); they never change an answer.
+    public let lint: Bool
     private let now: @Sendable () -> Int64
 
     /// - Parameter now: the wall clock in milliseconds since the epoch (injectable for tests).
@@ -51,9 +53,11 @@ public final class NotificationProcessor: Sendable {
         maxConcurrentStreams: UInt32 = 1000,
         scenario: ActiveScenario? = nil,
         broadcastValidator: BroadcastValidator = BroadcastValidator(),
+        lint: Bool = true,
         now: @escaping @Sendable () -> Int64 = WallClock.milliseconds
     ) {
         self.broadcastValidator = broadcastValidator
+        self.lint = lint
         self.validator = validator
         self.authentication = authentication
         self.environment = environment
@@ -293,7 +297,7 @@ public final class NotificationProcessor: Sendable {
             scenarioRule: scripted?.ruleName,
             faults: faultNotes,
             broadcast: isBroadcastAPI ? Self.broadcastRecord(request, channelID: channelHeader, route: broadcastRoute, answer: channelAnswer) : nil,
-            warnings: broadcastRoute.map { if case .broadcast = $0 { LiveActivityLint.broadcastWarnings(request.payload) } else { [] } } ?? [],
+            warnings: lint && request.payloadSize > 0 ? lintWarnings(request, headers: headers, route: broadcastRoute, state: &state) : [],
             reusing: state.recordExtras
         )
         if let extras, extras.isShareable { state.recordExtras = extras }
@@ -310,6 +314,23 @@ public final class NotificationProcessor: Sendable {
     }
 
     static func errorName(_ code: UInt32) -> String { HTTP2ErrorCodeName.name(of: code) }
+
+    /// The payload's warnings, from the connection's memo when the same payload comes again with the same headers
+    /// (scanning every payload cost a third of the throughput of identical 200-byte pushes).
+    private func lintWarnings(_ request: APNsRequest, headers: APNsHeaders, route: BroadcastRoute?, state: inout ProviderConnectionState) -> [PayloadWarning] {
+        var isBroadcast = false
+        if case .broadcast? = route { isBroadcast = true }
+        let context = PayloadLint.Context(
+            pushType: headers.pushType,
+            priority: headers.priority,
+            sizeLimit: isBroadcast ? broadcastValidator.policy.maxPayloadBytes : validator.payloadLimit(pushType: headers.pushType.flatMap(PushType.init(rawValue:)), topic: headers.topic),
+            isBroadcast: isBroadcast
+        )
+        if let memo = state.lastLint, memo.context == context, memo.payload == request.payload { return memo.warnings }
+        let warnings = PayloadLint.warnings(request.payload, payloadSize: request.payloadSize, context: context)
+        state.lastLint = LintMemo(payload: request.payload, context: context, warnings: warnings)
+        return warnings
+    }
 
     /// What a broadcast-API request's recording says it was.
     static func broadcastRecord(_ request: APNsRequest, channelID named: String?, route: BroadcastRoute?, answer: BroadcastValidator.ChannelAnswer?) -> BroadcastRecord {

@@ -22,9 +22,11 @@ public enum StreamFault: Sendable, Equatable {
 public struct ProviderConnectionState: Sendable {
     public var auth: ConnectionAuthState
     public var scenario: ScenarioConnectionState
-    /// The last recording's authentication-only extras: every request of a token-authenticated connection
-    /// shares one object instead of allocating its own.
+    /// The last recording's shareable extras: every request of a token-authenticated connection (or a run of
+    /// equal broadcasts) shares one object instead of allocating its own.
     var recordExtras: RecordExtras?
+    /// The last payload linted and what it gave: a provider sending the same payload again is not scanned again.
+    var lastLint: LintMemo?
 
     public init(auth: ConnectionAuthState, scenario: ScenarioConnectionState) {
         self.auth = auth
@@ -67,4 +69,11 @@ public struct ProviderDecision: Sendable, Equatable {
 
     /// Whether the connection must close once this answer has been sent (a GOAWAY follows it).
     public var closesConnection: Bool { actions.contains(.close) || actions.contains(.drop) }
+}
+
+/// A payload's warnings, kept for the next request with the same payload and headers.
+struct LintMemo: Sendable {
+    var payload: [UInt8]
+    var context: PayloadLint.Context
+    var warnings: [PayloadWarning]
 }

@@ -110,10 +110,8 @@ public final class NotificationStore: Sendable {
                 state.statistics.abandoned += 1
             }
             // Extras are there for a small share of requests (device pushes under `--auth none` share one).
-            if let broadcast = pending!.broadcast {
-                state.statistics.byKind[broadcast.kind.rawValue, default: 0] += 1
-                for warning in pending!.warnings { state.statistics.byWarning[warning.code, default: 0] += 1 }
-            }
+            if let broadcast = pending!.broadcast { state.statistics.byKind[broadcast.kind.rawValue, default: 0] += 1 }
+            for warning in pending!.warnings { state.statistics.byWarning[warning.code, default: 0] += 1 }
             if state.records.count >= capacity, let evicted = state.records.popFirst() {
                 state.statistics.evicted += 1
                 if !state.waiters.isEmpty {

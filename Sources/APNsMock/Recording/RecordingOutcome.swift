@@ -25,6 +25,8 @@ public struct RecordingOutcome: Sendable, Equatable {
 
     /// Why there is no answer, when the decision gave none.
     public var abandonedBecause: String? { extras?.abandonedBecause }
+    /// The payload's warnings (`--lint`).
+    public var warnings: [PayloadWarning] { extras?.warnings ?? [] }
 
     public static func == (lhs: RecordingOutcome, rhs: RecordingOutcome) -> Bool {
         lhs.receivedAt == rhs.receivedAt && lhs.response == rhs.response

@@ -61,6 +61,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
     case maxChannels = "max-channels"
     case channelPolicyReason = "channel-policy-reason"
     case broadcastExpirationRequired = "broadcast-expiration-required"
+    case lint
     case config
     case recordFile = "record-file"
     case logFormat = "log-format"
@@ -122,6 +123,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
         case .expiredTokenPoisonsConnection:
             return "true: after ExpiredProviderToken the connection keeps rejecting, as APNs does. Default true."
         case .maxChannels: return "Broadcast channels per app and environment; one more gets CannotCreateChannelConfig. Default 10000 (APNs')."
+        case .lint: return "on: every recording lists its payload's warnings (never changing an answer); off: none. Default on."
         case .channelPolicyReason:
             return "The reason for a channel create without a valid message-storage-policy (undocumented). Default MissingChannelQueueSize."
         case .broadcastExpirationRequired:
@@ -251,6 +253,12 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
             }
             configuration.broadcast.missingStoragePolicyReason = reason
         case .broadcastExpirationRequired: configuration.broadcast.requireExpiration = try boolean()
+        case .lint:
+            switch text {
+            case "on": configuration.lint = true
+            case "off": configuration.lint = false
+            default: throw fail("is not on or off")
+            }
         case .config: configuration.configFile = try nonEmpty()
         case .recordFile: configuration.recordFile = try nonEmpty()
         case .logFormat: configuration.logFormat = try choice(LogFormat.self)

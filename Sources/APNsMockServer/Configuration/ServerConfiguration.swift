@@ -49,6 +49,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var expiredTokenPoisonsConnection = true
     /// The broadcast API's undocumented choices and the channel limit.
     public var broadcast = BroadcastSettings()
+    /// Payload warnings on every recording.
+    public var lint = true
     /// The YAML file the settings were read from, if any.
     public var configFile: String?
     /// Write every recording here too, as NDJSON.

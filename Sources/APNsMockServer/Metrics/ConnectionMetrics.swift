@@ -12,6 +12,7 @@ struct ConnectionMetrics {
     private var requestCounters: [ResponseKey: Counter] = [:]
     private var pushTypeCounters: [String: Counter] = [:]
     private var kindCounters: [BroadcastRecord.Kind: Counter] = [:]
+    private var warningCounters: [String: Counter] = [:]
     /// The answer and push type counted last, with how many are not yet added: a connection mostly repeats
     /// them, so most requests only compare and add one.
     private var currentAnswer: (key: ResponseKey, counter: Counter, pending: Int64)?
@@ -50,6 +51,15 @@ struct ConnectionMetrics {
         } else {
             flushPushType()
             currentPushType = (type, pushTypeCounter(type), 1)
+        }
+    }
+
+    /// Counts an answered request's payload warnings by code (a fixed set: the registry stays small).
+    mutating func count(_ warnings: [PayloadWarning]) {
+        for warning in warnings {
+            let counter = warningCounters[warning.code] ?? metrics.warnings(code: warning.code)
+            warningCounters[warning.code] = counter
+            counter.increment()
         }
     }
 

@@ -42,6 +42,13 @@ public final class ProviderMetrics: Sendable {
         )
     }
 
+    func warnings(code: String) -> Counter {
+        registry.makeCounter(
+            descriptor: Self.name("payload_warnings", unit: "total", "Payload warnings on answered requests, by code (see --lint)."),
+            labels: [("code", code)]
+        )
+    }
+
     func requests(kind: String) -> Counter {
         registry.makeCounter(
             descriptor: Self.name("broadcast_requests", unit: "total", "Broadcast-API requests answered (broadcasts on the provider port, channel management), by kind."),

@@ -348,7 +348,11 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
         var answered = false
         if let response = decision.response {
             answered = session.respond(streamID: streamID, with: response)
-            if answered { metrics.count(response, pushType: pushType, broadcastKind: decision.broadcastKind) }
+            if answered {
+                metrics.count(response, pushType: pushType, broadcastKind: decision.broadcastKind)
+                let warnings = decision.outcome.warnings
+                if !warnings.isEmpty { metrics.count(warnings) }
+            }
         }
         switch decision.streamFault {
         case .reset(let errorCode)?:
