@@ -102,6 +102,8 @@ public final class MockServer: Sendable {
                 throw StartupError.recordFile(error.description)
             }
         }
+        let liveFeed = LiveFeed()
+        sinks.append(liveFeed)
         let recorder = Recorder(capacity: configuration.maxRecorded, sinks: sinks, backPressure: backPressure)
         let tracker = ConnectionTracker()
         let metrics = ProviderMetrics()
@@ -173,6 +175,7 @@ public final class MockServer: Sendable {
             metrics: metrics,
             scenario: scenario,
             channels: channels,
+            liveFeed: liveFeed,
             environment: configuration.environment,
             providerIsListening: { provider.channel.isActive && channelManagement.channel.isActive },
             adminToken: configuration.adminToken
@@ -302,6 +305,8 @@ public final class MockServer: Sendable {
         if !drained {
             logger.warning("connections still open after the grace period: closing them", metadata: ["grace": "\(grace)"])
         }
+        // Live streams never end by themselves: end them first, or the admin server would wait for them.
+        for case let feed as LiveFeed in recorder.sinks { feed.closeAll() }
         await adminServices.triggerGracefulShutdown()
         _ = await adminTask.result
         await provider.close()

@@ -60,6 +60,16 @@ public struct NotificationQuery: Sendable, Equatable {
         self.limit = limit
     }
 
+    /// The filters alone, without paging (`after`, `before`, `limit`, `order`): what a live stream matches.
+    public var streamFilter: NotificationQuery {
+        var filter = self
+        filter.afterSequence = nil
+        filter.beforeSequence = nil
+        filter.limit = nil
+        filter.newestFirst = false
+        return filter
+    }
+
     public func matches(_ notification: RecordedNotification) -> Bool {
         // Tokens are hex: compare them without regard to case, as APNs accepts either.
         if let deviceToken, notification.deviceToken?.lowercased() != deviceToken.lowercased() { return false }

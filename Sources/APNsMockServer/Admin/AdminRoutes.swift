@@ -1,5 +1,6 @@
 import APNsMock
 import Foundation
+import HTTPTypes
 import Hummingbird
 
 /// What the admin API reads: the recorder and the live counters of the provider port.
@@ -10,6 +11,8 @@ struct AdminContext: Sendable {
     let metrics: ProviderMetrics
     let scenario: ActiveScenario
     let channels: ChannelRegistry
+    /// The live feed behind `GET /admin/notifications/stream`.
+    let liveFeed: LiveFeed
     /// The environment the provider port serves: channels made here without one belong to it.
     let environment: APNsEnvironment
     /// True once the provider port is listening (the admin port is listening whenever routes run).
@@ -80,6 +83,10 @@ enum AdminRoutes {
             } catch {
                 return badInput(error)
             }
+        }
+
+        router.get("/admin/notifications/stream") { request, _ -> Response in
+            streamResponse(request, admin)
         }
 
         router.get("/admin/notifications/wait") { request, _ -> Response in
@@ -339,6 +346,75 @@ enum AdminRoutes {
 
     static func parameters(of request: Request) -> [(String, String)] {
         request.uri.queryParameters.map { (String($0.key), String($0.value)) }
+    }
+
+    /// Recordings as Server-Sent Events: `id:` the sequence, `event: notification`, `data:` the recording's JSON
+    /// (one line); `event: skipped` with `{"skipped": N}` when this reader fell behind and missed N; a comment
+    /// every 15 s while nothing comes. `Last-Event-ID` (or `after=`) first sends what the store still holds after
+    /// that sequence, so a reconnecting reader misses nothing the store kept.
+    static func streamResponse(_ request: Request, _ admin: AdminContext) -> Response {
+        var query: NotificationQuery
+        do throws(AdminInputError) {
+            query = try NotificationQuery(parameters: parameters(of: request))
+        } catch {
+            return badInput(error)
+        }
+        if let name = HTTPTypes.HTTPField.Name("Last-Event-ID"), let lastEventID = request.headers[name] {
+            guard let sequence = UInt64(lastEventID) else {
+                return badInput(AdminInputError(parameter: "Last-Event-ID", message: "'\(lastEventID)' is not a sequence number"))
+            }
+            query.afterSequence = sequence
+        }
+        // Subscribed before the backlog is read, so nothing made in between is missed; duplicates are dropped
+        // by sequence.
+        let filter = query.streamFilter
+        let subscription = admin.liveFeed.subscribe(filter)
+        let backlogFrom = query.afterSequence
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream"
+        headers[.cacheControl] = "no-cache"
+        let body = ResponseBody { writer in
+            defer { admin.liveFeed.unsubscribe(subscription) }
+            var lastSent = backlogFrom ?? 0
+            try await writer.write(ByteBuffer(string: ": apns-mock live feed\n\n"))
+            if let backlogFrom {
+                var page = filter
+                page.afterSequence = backlogFrom
+                page.limit = 1000
+                while true {
+                    let recordings = admin.store.list(page).notifications
+                    guard !recordings.isEmpty else { break }
+                    for recording in recordings { try await writer.write(event(recording)) }
+                    lastSent = recordings.last!.sequence
+                    page.afterSequence = lastSent
+                }
+            }
+            while let batch = await subscription.next(timeout: .seconds(15)) {
+                if batch.skipped > 0 {
+                    try await writer.write(ByteBuffer(string: "event: skipped\ndata: {\"skipped\":\(batch.skipped)}\n\n"))
+                }
+                let fresh = batch.recordings.filter { $0.sequence > lastSent }
+                if fresh.isEmpty, batch.skipped == 0 {
+                    try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                    continue
+                }
+                var buffer = ByteBuffer()
+                for recording in fresh { buffer.writeImmutableBuffer(event(recording)) }
+                if let last = fresh.last { lastSent = last.sequence }
+                try await writer.write(buffer)
+            }
+            try await writer.finish(nil)
+        }
+        return Response(status: .ok, headers: headers, body: body)
+    }
+
+    /// One recording as a Server-Sent Event.
+    static func event(_ recording: RecordedNotification) -> ByteBuffer {
+        // The recording's JSON is one line (payload line breaks become spaces), as `data:` needs.
+        var buffer = ByteBuffer(string: "id: \(recording.sequence)\nevent: notification\ndata: ")
+        buffer.writeBytes(recording.jsonBytes())
+        buffer.writeString("\n\n")
+        return buffer
     }
 
     static func badInput(_ error: AdminInputError) -> Response {

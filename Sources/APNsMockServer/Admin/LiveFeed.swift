@@ -1,0 +1,162 @@
+import APNsMock
+import Synchronization
+
+/// The recordings as they are made, for `GET /admin/notifications/stream` (Server-Sent Events): a sink of the
+/// recorder that hands each recording to every open stream whose filters it matches.
+///
+/// Each stream has its own bounded skip-ahead queue: a reader that falls behind loses the oldest recordings it
+/// has not read (and is told how many), never slowing the provider port, which only queues. With no stream open
+/// a recording costs one atomic load.
+final class LiveFeed: RecordingSink {
+    let name = "live"
+    /// Recordings a stream may lag before it skips ahead.
+    let capacityPerStream: Int
+
+    /// One open stream: its filters and its queue, with the reader's wake-up when it waits on an empty queue.
+    final class Subscription: Sendable {
+        let query: NotificationQuery
+        private struct State {
+            var queue: SinkQueue<RecordedNotification>
+            var waiter: CheckedContinuation<Void, Never>?
+            var closed = false
+            /// Skipped recordings already told to the reader.
+            var skippedTold: UInt64 = 0
+            /// A wake-up that came before the reader waited.
+            var wakePending = false
+        }
+        private let state: Mutex<State>
+
+        init(query: NotificationQuery, capacity: Int) {
+            self.query = query
+            state = Mutex(State(queue: SinkQueue(name: "live", capacity: capacity, policy: .skipAhead)))
+        }
+
+        func push(_ recording: RecordedNotification) {
+            let waiter: CheckedContinuation<Void, Never>? = state.withLock { state in
+                guard !state.closed else { return nil }
+                _ = state.queue.push(recording)
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume()
+        }
+
+        func close() {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                state.closed = true
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume()
+        }
+
+        /// What arrived since the last call, and how many were skipped meanwhile; waits up to `timeout` when
+        /// nothing has (then returns nothing, for a heartbeat). `nil` once the feed is closed.
+        func next(timeout: Duration) async -> (recordings: [RecordedNotification], skipped: UInt64)? {
+            if let ready = take() { return ready }
+            if isClosed { return nil }
+            let timer = Task {
+                try? await Task.sleep(for: timeout)
+                self.wake()
+            }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state -> Bool in
+                    if state.closed || state.queue.count > 0 || state.wakePending {
+                        state.wakePending = false
+                        return true
+                    }
+                    state.waiter = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+            timer.cancel()
+            if let ready = take() { return ready }
+            return isClosed ? nil : ([], 0)
+        }
+
+        private var isClosed: Bool { state.withLock { $0.closed } }
+
+        /// Resumes the waiting reader, or (when it has not started waiting yet) makes its wait return at once.
+        private func wake() {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard let waiter = state.waiter else {
+                    state.wakePending = true
+                    return nil
+                }
+                state.waiter = nil
+                return waiter
+            }
+            waiter?.resume()
+        }
+
+        private func take() -> (recordings: [RecordedNotification], skipped: UInt64)? {
+            state.withLock { state in
+                let skipped = state.queue.statistics.skipped - state.skippedTold
+                guard state.queue.count > 0 || skipped > 0 else { return nil }
+                state.skippedTold = state.queue.statistics.skipped
+                let taken = state.queue.takeAll().elements
+                state.queue.finished(taken.count)
+                return (taken, skipped)
+            }
+        }
+    }
+
+    private struct State {
+        var subscriptions: [ObjectIdentifier: Subscription] = [:]
+        var statistics: RecordingSinkStatistics
+    }
+    private let state: Mutex<State>
+    /// Mirrors `subscriptions.count`, so a recording with no stream open skips the lock.
+    private let open = Atomic<Int>(0)
+
+    init(capacityPerStream: Int = 10_000) {
+        self.capacityPerStream = capacityPerStream
+        state = Mutex(State(statistics: RecordingSinkStatistics(name: "live", policy: .skipAhead, capacity: capacityPerStream)))
+    }
+
+    func subscribe(_ query: NotificationQuery) -> Subscription {
+        let subscription = Subscription(query: query, capacity: capacityPerStream)
+        state.withLock { $0.subscriptions[ObjectIdentifier(subscription)] = subscription }
+        open.add(1, ordering: .relaxed)
+        return subscription
+    }
+
+    func unsubscribe(_ subscription: Subscription) {
+        let removed = state.withLock { $0.subscriptions.removeValue(forKey: ObjectIdentifier(subscription)) != nil }
+        if removed { open.subtract(1, ordering: .relaxed) }
+        subscription.close()
+    }
+
+    /// Ends every stream (at shutdown, before the admin server waits for its responses to finish).
+    func closeAll() {
+        let all = state.withLock { state -> [Subscription] in
+            defer { state.subscriptions = [:] }
+            return Array(state.subscriptions.values)
+        }
+        open.store(0, ordering: .relaxed)
+        for subscription in all { subscription.close() }
+    }
+
+    var streamsOpen: Int { open.load(ordering: .relaxed) }
+
+    // MARK: RecordingSink
+
+    func enqueue(_ recording: RecordedNotification) {
+        guard open.load(ordering: .relaxed) > 0 else { return }
+        let subscriptions = state.withLock { state -> [Subscription] in
+            state.statistics.written += 1
+            return Array(state.subscriptions.values)
+        }
+        for subscription in subscriptions where subscription.query.matches(recording) { subscription.push(recording) }
+    }
+
+    func statistics() -> RecordingSinkStatistics {
+        state.withLock { $0.statistics }
+    }
+
+    func finish(timeout: Duration) async -> RecordingSinkStatistics {
+        closeAll()
+        return statistics()
+    }
+}
