@@ -85,6 +85,39 @@ enum AdminRoutes {
             }
         }
 
+        // What the devices would show: Notification Center built from the recordings (newest 5,000 matching).
+        router.get("/admin/preview") { request, _ -> Response in
+            var grouping = NotificationCenterPreview.Grouping.automatic
+            var hidePreviews = false
+            var filters: [(String, String)] = []
+            for (name, value) in parameters(of: request) {
+                switch name {
+                case "grouping":
+                    guard let parsed = NotificationCenterPreview.Grouping(rawValue: value) else {
+                        return badInput(AdminInputError(parameter: name, message: "'\(value)' is not automatic, app or off"))
+                    }
+                    grouping = parsed
+                case "hide-previews", "hidePreviews":
+                    guard let parsed = Bool(value) else {
+                        return badInput(AdminInputError(parameter: name, message: "'\(value)' is not true or false"))
+                    }
+                    hidePreviews = parsed
+                default:
+                    filters.append((name, value))
+                }
+            }
+            var query: NotificationQuery
+            do throws(AdminInputError) {
+                query = try NotificationQuery(parameters: filters)
+            } catch {
+                return badInput(error)
+            }
+            query.newestFirst = true
+            query.limit = 5000
+            let recordings = admin.store.list(query).notifications
+            return json(NotificationCenterPreview(recordings: recordings, grouping: grouping, hidePreviews: hidePreviews).jsonObject())
+        }
+
         router.get("/admin/notifications/stream") { request, _ -> Response in
             streamResponse(request, admin)
         }
