@@ -46,7 +46,10 @@ ensure_python_module() {
 ensure_test_dependencies() {
   ensure_build_dependencies
   ensure_apt nghttp2-client curl openssl python3 python3-pip docker-compose
+  # The inspector's test drives headless Chromium through Debian's chromedriver.
+  ensure_apt chromium chromium-driver
   ensure_python_module aioapns aioapns
   ensure_python_module httpx 'httpx[http2]'
   ensure_python_module h2 h2
+  ensure_python_module selenium selenium
 }

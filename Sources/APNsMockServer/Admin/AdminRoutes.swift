@@ -85,6 +85,15 @@ enum AdminRoutes {
             }
         }
 
+        // The inspector page: static, from the binary.
+        for path in ["/", "/inspector"] {
+            router.get(RouterPath(path)) { _, _ -> Response in
+                var headers = HTTPFields()
+                headers[.contentType] = "text/html; charset=utf-8"
+                return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: InspectorPage.html)))
+            }
+        }
+
         // What the devices would show: Notification Center built from the recordings (newest 5,000 matching).
         router.get("/admin/preview") { request, _ -> Response in
             var grouping = NotificationCenterPreview.Grouping.automatic
@@ -378,7 +387,8 @@ enum AdminRoutes {
     }
 
     static func parameters(of request: Request) -> [(String, String)] {
-        request.uri.queryParameters.map { (String($0.key), String($0.value)) }
+        // `access_token` is the admin token (see AdminTokenMiddleware), not a filter.
+        request.uri.queryParameters.filter { $0.key != "access_token" }.map { (String($0.key), String($0.value)) }
     }
 
     /// Recordings as Server-Sent Events: `id:` the sequence, `event: notification`, `data:` the recording's JSON

@@ -1,7 +1,8 @@
 import Hummingbird
 
-/// `--admin-token`: admin routes answer 401 unless the request carries `Authorization: Bearer <token>`.
-/// Health checks stay open so container orchestrators need no secret.
+/// `--admin-token`: admin routes answer 401 unless the request carries `Authorization: Bearer <token>`, or
+/// `access_token=<token>` in its query (RFC 6750 §2.3): a browser cannot add a header to a page it opens or to an
+/// `EventSource`, so the inspector passes it that way. Health checks stay open so orchestrators need no secret.
 struct AdminTokenMiddleware<Context: RequestContext>: RouterMiddleware {
     let expected: [UInt8]
 
@@ -14,7 +15,10 @@ struct AdminTokenMiddleware<Context: RequestContext>: RouterMiddleware {
         if path == "/healthz" || path == "/readyz" {
             return try await next(request, context)
         }
-        let given = Array((request.headers[.authorization] ?? "").utf8)
+        var given = Array((request.headers[.authorization] ?? "").utf8)
+        if given.isEmpty, let token = request.uri.queryParameters["access_token"] {
+            given = Array(("Bearer " + String(token)).utf8)
+        }
         guard Self.constantTimeEquals(given, expected) else {
             var response = AdminRoutes.json(["error": "missing or wrong admin token: send 'Authorization: Bearer <token>'"], status: .unauthorized)
             response.headers[.wwwAuthenticate] = "Bearer"

@@ -1,0 +1,224 @@
+/// The inspector: one static page (HTML, CSS, plain JavaScript; no CDN, no build step, works offline) served from
+/// the binary at `GET /` and `/inspector`. It only draws what the admin API returns: the live feed
+/// (`/admin/notifications/stream`), the notification-center preview (`/admin/preview`), a look-up by ID, the
+/// scenario and the stats. With `--admin-token`, open it as `/?access_token=TOKEN`.
+enum InspectorPage {
+    static let html = #"""
+<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>apns-mock inspector</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+  :root { font: 14px/1.4 -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: #1d1d1f; background: #f2f2f7; }
+  body { margin: 0; }
+  header { background: #1d1d1f; color: #fff; padding: 8px 16px; display: flex; gap: 24px; align-items: baseline; }
+  header h1 { font-size: 16px; margin: 0; }
+  #stats { font-size: 12px; opacity: .8; }
+  main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(320px, 2fr); gap: 16px; padding: 16px; }
+  section { background: #fff; border-radius: 10px; padding: 12px; margin-bottom: 16px; box-shadow: 0 1px 2px rgba(0,0,0,.08); }
+  h2 { font-size: 14px; margin: 0 0 8px; }
+  table { width: 100%; border-collapse: collapse; font-size: 12px; }
+  th, td { text-align: left; padding: 3px 6px; border-bottom: 1px solid #eee; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 180px; }
+  tbody tr { cursor: pointer; } tbody tr:hover { background: #f5f5ff; }
+  .status-200 { color: #1a7f37; } .status-err { color: #c62828; font-weight: 600; }
+  .warn { color: #b26a00; }
+  input, select, button, textarea { font: inherit; }
+  .filters, .controls { display: flex; gap: 6px; flex-wrap: wrap; margin-bottom: 8px; }
+  pre { background: #f7f7f7; padding: 8px; border-radius: 6px; overflow: auto; max-height: 360px; font-size: 12px; }
+  .app { margin-bottom: 12px; }
+  .app-name { font-weight: 600; display: flex; justify-content: space-between; }
+  .badge { background: #ff3b30; color: #fff; border-radius: 10px; padding: 0 7px; font-size: 12px; }
+  .stack { background: #e9e9ef; border-radius: 12px; padding: 8px 10px; margin: 6px 0; }
+  .card .title { font-weight: 600; } .card .subtitle { font-size: 12px; } .card .body { font-size: 13px; }
+  .card.critical { border-left: 4px solid #ff3b30; padding-left: 6px; }
+  .card.time-sensitive { border-left: 4px solid #ff9500; padding-left: 6px; }
+  .card.passive { opacity: .65; }
+  .mark { font-size: 11px; font-weight: 600; color: #ff3b30; margin-right: 4px; }
+  .summary, .legacy, .hidden-text { font-size: 12px; color: #555; margin-top: 4px; }
+  .legacy { font-style: italic; }
+  .activity { border: 1px solid #ccc; border-radius: 10px; padding: 6px 10px; margin: 6px 0; font-size: 12px; }
+  .other { font-size: 12px; color: #555; }
+  #scenario-text { width: 100%; height: 160px; font-family: ui-monospace, Menlo, monospace; font-size: 12px; }
+  #scenario-problems { color: #c62828; font-size: 12px; white-space: pre-wrap; }
+</style>
+</head>
+<body>
+<header><h1>apns-mock inspector</h1><span id="stats">…</span><span id="feed-state" class="warn"></span></header>
+<main>
+<div>
+  <section>
+    <h2>Live feed</h2>
+    <div class="filters">
+      <input id="f-token" placeholder="token"><input id="f-topic" placeholder="topic">
+      <input id="f-status" placeholder="status" size="5"><button id="f-apply">Filter</button>
+    </div>
+    <table id="feed"><thead><tr><th>#</th><th>time</th><th>token</th><th>topic</th><th>type</th><th>prio</th><th>answer</th><th>auth</th><th>warnings</th><th>rule</th></tr></thead><tbody></tbody></table>
+  </section>
+  <section>
+    <h2>Recording</h2>
+    <div class="controls"><input id="lookup-id" placeholder="apns-id or apns-unique-id" size="40"><button id="lookup">Look up</button></div>
+    <pre id="detail">Click a row of the feed, or look up an ID.</pre>
+  </section>
+  <section>
+    <h2>Scenario</h2>
+    <textarea id="scenario-text" spellcheck="false"></textarea>
+    <div class="controls"><button id="scenario-put">Put in force</button><button id="scenario-reload">Reload</button></div>
+    <div id="scenario-problems"></div>
+  </section>
+</div>
+<div>
+  <section>
+    <h2>Notification Center</h2>
+    <div class="controls">
+      <input id="p-token" placeholder="device token (all when empty)" size="28">
+      <select id="p-grouping"><option>automatic</option><option>app</option><option>off</option></select>
+      <label><input type="checkbox" id="p-hide"> hide previews</label>
+    </div>
+    <div id="preview"></div>
+  </section>
+</div>
+</main>
+<script>
+"use strict";
+const accessToken = new URLSearchParams(location.search).get("access_token");
+function url(path, params) {
+  const query = new URLSearchParams(params || {});
+  if (accessToken) query.set("access_token", accessToken);
+  const text = query.toString();
+  return path + (text ? "?" + text : "");
+}
+async function getJSON(path, params) { const r = await fetch(url(path, params)); return { status: r.status, body: await r.json() }; }
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) { if (k === "class") node.className = v; else node.setAttribute(k, v); }
+  for (const child of children) if (child !== null && child !== undefined) node.append(child);
+  return node;
+}
+function short(token) { return token ? token.slice(0, 8) + "…" : "—"; }
+
+// Live feed
+let source = null, lastSequence = 0;
+function filters() {
+  const f = {};
+  for (const [key, id] of [["token", "f-token"], ["topic", "f-topic"], ["status", "f-status"]]) {
+    const value = document.getElementById(id).value.trim(); if (value) f[key] = value;
+  }
+  return f;
+}
+function addRow(r, prepend) {
+  const response = r.response;
+  const answer = response ? (response.status + (response.reason ? " " + response.reason : "")) : "no answer";
+  const header = name => (r.headers.find(h => h.name === name) || {}).value || "";
+  const row = el("tr", { "data-sequence": r.sequence },
+    el("td", {}, String(r.sequence)), el("td", {}, r.receivedAt.slice(11, 23)),
+    el("td", { title: r.deviceToken || "" }, short(r.deviceToken || r.channelId)), el("td", {}, r.topic || r.bundleId || ""),
+    el("td", {}, r.pushType || r.kind), el("td", {}, header("apns-priority")),
+    el("td", { class: response && response.status < 300 ? "status-200" : "status-err" }, answer),
+    el("td", {}, r.authentication ? r.authentication.method : ""),
+    el("td", { class: "warn" }, (r.warnings || []).map(w => w.code).join(", ")), el("td", {}, r.scenarioRule || ""));
+  row.addEventListener("click", () => showDetail(r));
+  const body = document.querySelector("#feed tbody");
+  if (prepend) body.prepend(row); else body.append(row);
+  while (body.rows.length > 500) body.deleteRow(body.rows.length - 1);
+}
+function showDetail(r) { document.getElementById("detail").textContent = JSON.stringify(r, null, 2); }
+async function startFeed() {
+  if (source) source.close();
+  document.querySelector("#feed tbody").textContent = "";
+  const recent = await getJSON("/admin/notifications", Object.assign({ order: "newest", limit: "100" }, filters()));
+  lastSequence = 0;
+  for (const r of recent.body.notifications || []) { addRow(r, false); lastSequence = Math.max(lastSequence, r.sequence); }
+  source = new EventSource(url("/admin/notifications/stream", Object.assign({ after: String(lastSequence) }, filters())));
+  source.addEventListener("notification", event => { const r = JSON.parse(event.data); addRow(r, true); schedulePreview(); });
+  source.addEventListener("skipped", event => {
+    document.getElementById("feed-state").textContent = "feed fell behind: " + JSON.parse(event.data).skipped + " skipped";
+  });
+  source.onopen = () => { document.getElementById("feed").dataset.live = "true"; };
+}
+document.getElementById("f-apply").addEventListener("click", startFeed);
+
+// Look-up
+document.getElementById("lookup").addEventListener("click", async () => {
+  const id = document.getElementById("lookup-id").value.trim(); if (!id) return;
+  let found = await getJSON("/admin/notifications/" + encodeURIComponent(id));
+  if (found.status === 404) {
+    const all = await getJSON("/admin/notifications", { order: "newest", limit: "1000" });
+    const match = (all.body.notifications || []).find(r => r.response && (r.response.apnsUniqueId || "").toLowerCase() === id.toLowerCase());
+    found = match ? { status: 200, body: match } : found;
+  }
+  document.getElementById("detail").textContent = found.status === 200 ? JSON.stringify(found.body, null, 2) : "No recording with that ID.";
+});
+
+// Preview
+let previewTimer = null;
+function schedulePreview() { clearTimeout(previewTimer); previewTimer = setTimeout(renderPreview, 200); }
+function card(c) {
+  const level = c.interruptionLevel;
+  const mark = level === "critical" ? el("span", { class: "mark" }, "CRITICAL") : level === "time-sensitive" ? el("span", { class: "mark" }, "TIME SENSITIVE") : null;
+  return el("div", { class: "card " + level, "data-sequence": c.sequence },
+    c.title ? el("div", { class: "title" }, mark, c.title) : mark,
+    c.subtitle ? el("div", { class: "subtitle" }, c.subtitle) : null,
+    el("div", { class: "body" }, c.body || ""),
+    c.replaced ? el("div", { class: "summary" }, "replaced " + c.replaced + " earlier (collapse-id " + c.collapseId + ")") : null);
+}
+async function renderPreview() {
+  const params = { grouping: document.getElementById("p-grouping").value };
+  const token = document.getElementById("p-token").value.trim(); if (token) params.token = token;
+  if (document.getElementById("p-hide").checked) params["hide-previews"] = "true";
+  const preview = (await getJSON("/admin/preview", params)).body;
+  const root = document.getElementById("preview"); root.textContent = "";
+  for (const app of preview.apps) {
+    const node = el("div", { class: "app", "data-bundle": app.bundleId },
+      el("div", { class: "app-name" }, app.bundleId, app.badge !== null ? el("span", { class: "badge" }, String(app.badge)) : null));
+    for (const stack of app.stacks) {
+      const s = el("div", { class: "stack", "data-thread": stack.threadId || "" });
+      if (stack.hiddenText) s.append(card(stack.cards[0]), el("div", { class: "hidden-text" }, stack.hiddenText));
+      else {
+        s.append(card(stack.cards[0]));
+        if (stack.summary) s.append(el("div", { class: "summary" }, stack.summary));
+        if (stack.legacySummary) s.append(el("div", { class: "legacy" }, stack.legacySummary + " (iOS 12–14; ignored by iOS 15 and later)"));
+      }
+      node.append(s);
+    }
+    root.append(node);
+  }
+  if (preview.liveActivities.length) {
+    root.append(el("h2", {}, "Live Activities"));
+    for (const a of preview.liveActivities) root.append(el("div", { class: "activity " + a.state }, a.bundleId + " · " + a.state + " · " + (a.event || "?") + " · " + (a.contentState || "") + " · " + a.updates + " push(es)"));
+  }
+  if (preview.silent.length) {
+    root.append(el("h2", {}, "Delivered to the app, not shown"));
+    for (const o of preview.silent) root.append(el("div", { class: "other silent" }, "#" + o.sequence + " " + short(o.token) + " " + (o.topic || "")));
+  }
+  if (preview.notDelivered.length) {
+    root.append(el("h2", {}, "Not delivered"));
+    for (const o of preview.notDelivered) root.append(el("div", { class: "other not-delivered" }, "#" + o.sequence + " " + short(o.token) + " " + o.why));
+  }
+  root.dataset.rendered = String(Date.now());
+}
+for (const id of ["p-token", "p-grouping", "p-hide"]) document.getElementById(id).addEventListener("change", renderPreview);
+
+// Scenario and stats
+async function loadScenario() {
+  const scenario = await getJSON("/admin/scenario");
+  document.getElementById("scenario-text").value = JSON.stringify(scenario.body.scenario, null, 2);
+}
+document.getElementById("scenario-reload").addEventListener("click", loadScenario);
+document.getElementById("scenario-put").addEventListener("click", async () => {
+  const r = await fetch(url("/admin/scenario"), { method: "PUT", body: document.getElementById("scenario-text").value });
+  const body = await r.json();
+  document.getElementById("scenario-problems").textContent = r.status === 200 ? "In force." : (body.problems || [body.error]).join("\n");
+});
+async function refreshStats() {
+  const s = (await getJSON("/admin/stats")).body;
+  const byStatus = Object.entries(s.byStatus || {}).map(([k, v]) => k + ": " + v).join(", ");
+  document.getElementById("stats").textContent = s.received + " received (" + byStatus + ") · " + s.connections.open + " connections open";
+}
+startFeed(); renderPreview(); loadScenario(); refreshStats(); setInterval(refreshStats, 2000);
+</script>
+</body>
+</html>
+"""#
+}

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+
+/// The inspector in headless Chromium: what a tester would see for a set of pushes sent by real clients, and a
+/// push sent after the page loaded arriving through the live feed. Saves `docs/inspector.png` when
+/// `APNS_MOCK_SCREENSHOT` names a path (the README's screenshot is made so).
+@Suite("Inspector page (headless Chromium)")
+struct InspectorPageTests {
+    @Test(.timeLimit(.minutes(2)))
+    func thePageShowsWhatTheDeviceWouldShow() async throws {
+        try await withTestServer { server in
+            let token = TestData.deviceToken()
+            let client = try await RawPusher.open(server)
+            let pushes = [
+                #"{"aps":{"alert":{"title":"Ann","body":"Hi"},"thread-id":"ann"}}"#,
+                #"{"aps":{"alert":{"title":"Bob","body":"Yo"},"thread-id":"bob"}}"#,
+                #"{"aps":{"alert":{"title":"Ann","body":"Lunch?"},"thread-id":"ann"}}"#,
+                #"{"aps":{"alert":{"title":"Glucose","body":"Low"},"thread-id":"health","sound":{"critical":1,"name":"a.caf","volume":1}}}"#,
+            ]
+            for body in pushes { _ = try await client.push(token: token, body: body) }
+            _ = try await client.push(token: token, headers: [("apns-topic", TestData.topic), ("apns-collapse-id", "score")], body: #"{"aps":{"alert":"1-0"}}"#)
+            _ = try await client.push(token: token, headers: [("apns-topic", TestData.topic), ("apns-collapse-id", "score")], body: #"{"aps":{"alert":"2-0"}}"#)
+            _ = try await client.push(token: token, headers: [("apns-topic", TestData.topic), ("apns-push-type", "background"), ("apns-priority", "5")], body: #"{"aps":{"content-available":1}}"#)
+            _ = try await client.push(token: "abc", body: #"{"aps":{"alert":"rejected"}}"#)
+            let la = [("apns-topic", TestData.topic + ".push-type.liveactivity"), ("apns-push-type", "liveactivity")]
+            _ = try await client.push(token: token, headers: la, body: #"{"aps":{"event":"start","timestamp":1,"content-state":{"s":0},"attributes-type":"A","attributes":{},"alert":{"title":"t","body":"b"}}}"#)
+            _ = try await client.push(token: token, headers: la, body: #"{"aps":{"event":"update","timestamp":2,"content-state":{"s":1}}}"#)
+            _ = try await client.push(token: token, headers: la, body: #"{"aps":{"event":"end","timestamp":3,"content-state":{"s":2}}}"#)
+            await client.close()
+
+            let screenshot = ProcessInfo.processInfo.environment["APNS_MOCK_SCREENSHOT"]
+                ?? FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-inspector-\(UUID().uuidString).png").path
+            let result = try await ExternalTool.run("python3", [
+                TestPaths.repositoryRoot.appendingPathComponent("Tests/Clients/inspector_check.py").path,
+                "--admin-port", String(server.adminPort), "--provider-port", String(server.providerPort),
+                "--ca", TestPaths.caCertificate, "--token", token, "--screenshot", screenshot,
+            ], timeout: .seconds(90))
+            #expect(result.exitCode == 0, "\(result)")
+            let found = try JSON(parsing: Array(result.stdout.utf8))
+            #expect(found["apps"] == .array([.string("com.example.app")]), "\(found)")
+            // Newest stack first: the collapse pair (no thread), the critical alert, Ann's two, Bob's one.
+            #expect(found["threads"]?.array?.compactMap(\.string) == ["", "health", "ann", "bob"], "\(found)")
+            #expect(found["summaries"]?.array?.compactMap(\.string).contains("1 more notification") == true, "\(found)")
+            #expect(found["summaries"]?.array?.compactMap(\.string).contains { $0.contains("replaced 1 earlier") } == true, "\(found)")
+            #expect(found["critical"]?.array?.first?.string?.contains("CRITICAL") == true, "\(found)")
+            #expect(found["silent"]?.int == 1 && found["notDelivered"]?.array?.count == 1, "\(found)")
+            #expect(found["activities"]?.array?.first?.string?.contains("ended") == true, "\(found)")
+            #expect(found["hiddenTexts"]?.array?.compactMap(\.string).contains("2 Notifications") == true, "\(found)")
+            #expect(found["hiddenBodies"] == .array([.string("Notification")]), "\(found)")
+            #expect(found["latePushStatus"]?.int == 200 && found["latePushInFeed"] == .bool(true) && found["latePushInPreview"] == .bool(true), "\(found)")
+            #expect(FileManager.default.fileExists(atPath: screenshot))
+        }
+    }
+}
