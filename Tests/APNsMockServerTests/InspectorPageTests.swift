@@ -48,6 +48,9 @@ struct InspectorPageTests {
             #expect(found["hiddenTexts"]?.array?.compactMap(\.string).contains("2 Notifications") == true, "\(found)")
             #expect(found["hiddenBodies"] == .array([.string("Notification")]), "\(found)")
             #expect(found["latePushStatus"]?.int == 200 && found["latePushInFeed"] == .bool(true) && found["latePushInPreview"] == .bool(true), "\(found)")
+            #expect(found["storyCritical"]?.string == "Device: in Notification Center under com.example.app / thread health: Glucose — Low [critical]", "\(found)")
+            #expect(found["storyRejected"]?.string == "Device: nothing (400 BadDeviceToken: not delivered).", "\(found)")
+            #expect(found["scenarioState"]?.string == "no rules, no devices", "\(found)")
             #expect(FileManager.default.fileExists(atPath: screenshot))
         }
     }

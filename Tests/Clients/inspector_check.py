@@ -46,6 +46,13 @@ def main() -> int:
         found["notDelivered"] = [o.text for o in preview.find_elements(By.CSS_SELECTOR, ".other.not-delivered")]
         found["activities"] = [a.text for a in preview.find_elements(By.CSS_SELECTOR, ".activity")]
         found["feedRowsAtLoad"] = len(driver.find_elements(By.CSS_SELECTOR, "#feed tbody tr"))
+        # A recording's whole story: the critical alert (the 4th push) and the rejected one (the 8th).
+        for sequence, key in (("4", "storyCritical"), ("8", "storyRejected")):
+            driver.find_element(By.CSS_SELECTOR, f'#feed tbody tr[data-sequence="{sequence}"]').click()
+            wait.until(lambda d: d.find_element(By.ID, "detail").get_attribute("data-sequence") == sequence
+                       and d.find_element(By.ID, "detail").text.startswith("Device:"))
+            found[key] = driver.find_element(By.ID, "detail").text.split("\n")[0]
+        found["scenarioState"] = driver.find_element(By.ID, "scenario-state").text
 
         before = preview.get_attribute("data-rendered")
         driver.find_element(By.ID, "p-hide").click()

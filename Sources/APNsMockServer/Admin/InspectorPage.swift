@@ -66,6 +66,7 @@ enum InspectorPage {
     <textarea id="scenario-text" spellcheck="false"></textarea>
     <div class="controls"><button id="scenario-put">Put in force</button><button id="scenario-reload">Reload</button></div>
     <div id="scenario-problems"></div>
+    <div id="scenario-state" class="other"></div>
   </section>
 </div>
 <div>
@@ -123,7 +124,23 @@ function addRow(r, prepend) {
   if (prepend) body.prepend(row); else body.append(row);
   while (body.rows.length > 500) body.deleteRow(body.rows.length - 1);
 }
-function showDetail(r) { document.getElementById("detail").textContent = JSON.stringify(r, null, 2); }
+// A recording's whole story: what came in, the answer, the warnings, and what the device would have shown.
+async function showDetail(r) {
+  const detail = document.getElementById("detail");
+  detail.textContent = JSON.stringify(r, null, 2);
+  const params = r.deviceToken ? { token: r.deviceToken } : {};
+  const preview = (await getJSON("/admin/preview", params)).body;
+  let story = "Device: not shown (no alert, or replaced by a later push with the same apns-collapse-id).";
+  for (const app of preview.apps) for (const stack of app.stacks) for (const c of stack.cards) {
+    if (c.sequence === r.sequence) story = "Device: in Notification Center under " + app.bundleId + (stack.threadId ? " / thread " + stack.threadId : "") + ": " + [c.title, c.subtitle, c.body].filter(Boolean).join(" — ") + (c.interruptionLevel !== "active" ? " [" + c.interruptionLevel + "]" : "");
+  }
+  for (const o of preview.silent) if (o.sequence === r.sequence) story = "Device: delivered to the app in the background, not shown.";
+  for (const o of preview.notDelivered) if (o.sequence === r.sequence) story = "Device: nothing (" + o.why + ").";
+  for (const a of preview.liveActivities) if (a.lastSequence === r.sequence) story = "Device: Live Activity " + a.state + ", content-state " + a.contentState + ".";
+  const warnings = (r.warnings || []).map(w => "Warning " + w.code + " at " + w.path + ": " + w.message).join("\n");
+  detail.textContent = story + (warnings ? "\n" + warnings : "") + "\n\n" + JSON.stringify(r, null, 2);
+  detail.dataset.sequence = String(r.sequence);
+}
 async function startFeed() {
   if (source) source.close();
   document.querySelector("#feed tbody").textContent = "";
@@ -148,7 +165,7 @@ document.getElementById("lookup").addEventListener("click", async () => {
     const match = (all.body.notifications || []).find(r => r.response && (r.response.apnsUniqueId || "").toLowerCase() === id.toLowerCase());
     found = match ? { status: 200, body: match } : found;
   }
-  document.getElementById("detail").textContent = found.status === 200 ? JSON.stringify(found.body, null, 2) : "No recording with that ID.";
+  if (found.status === 200) showDetail(found.body); else document.getElementById("detail").textContent = "No recording with that ID.";
 });
 
 // Preview
@@ -204,12 +221,16 @@ for (const id of ["p-token", "p-grouping", "p-hide"]) document.getElementById(id
 async function loadScenario() {
   const scenario = await getJSON("/admin/scenario");
   document.getElementById("scenario-text").value = JSON.stringify(scenario.body.scenario, null, 2);
+  const rules = (scenario.body.rules || []).map(r => (r.name || "rule " + r.index) + ": " + r.hits + " hit(s)" + (r.exhausted ? ", exhausted" : ""));
+  const devices = (scenario.body.devices || []).map(d => "device " + (d.name || "") + " " + short(d.token) + (d.unregisteredAt ? " unregistered " + d.unregisteredAt : ""));
+  document.getElementById("scenario-state").textContent = rules.concat(devices).join(" · ") || "no rules, no devices";
 }
 document.getElementById("scenario-reload").addEventListener("click", loadScenario);
 document.getElementById("scenario-put").addEventListener("click", async () => {
   const r = await fetch(url("/admin/scenario"), { method: "PUT", body: document.getElementById("scenario-text").value });
   const body = await r.json();
   document.getElementById("scenario-problems").textContent = r.status === 200 ? "In force." : (body.problems || [body.error]).join("\n");
+  if (r.status === 200) loadScenario();
 });
 async function refreshStats() {
   const s = (await getJSON("/admin/stats")).body;
