@@ -1,3 +1,5 @@
+import DequeModule
+
 /// What a sink's queue does when it is full.
 public enum SinkQueuePolicy: String, Sendable, Equatable {
     /// Keep everything: the provider port stops reading (TCP flow control pushes back on the provider) until the
@@ -13,7 +15,8 @@ public enum SinkQueuePolicy: String, Sendable, Equatable {
 public struct SinkQueue<Element> {
     public let capacity: Int
     public let policy: SinkQueuePolicy
-    private var elements: [Element] = []
+    /// A deque: a skip-ahead queue drops its oldest element on every push once full, in constant time.
+    private var elements = Deque<Element>()
     /// Index of the first element not yet taken (the array is compacted on take).
     public private(set) var statistics: RecordingSinkStatistics
     /// The provider port was asked to pause and has not been released yet.
@@ -64,9 +67,8 @@ public struct SinkQueue<Element> {
 
     /// Takes everything queued (the consumer writes it as one batch).
     public mutating func takeAll() -> (elements: [Element], action: TakeAction) {
-        var taken: [Element] = []
-        swap(&taken, &elements)
-        elements.reserveCapacity(min(taken.count, capacity))
+        let taken = Array(elements)
+        elements.removeAll(keepingCapacity: true)
         statistics.queued = 0
         return (taken, releaseIfDrained())
     }

@@ -31,14 +31,17 @@ final class LiveFeed: RecordingSink {
             state = Mutex(State(queue: SinkQueue(name: "live", capacity: capacity, policy: .skipAhead)))
         }
 
-        func push(_ recording: RecordedNotification) {
-            let waiter: CheckedContinuation<Void, Never>? = state.withLock { state in
-                guard !state.closed else { return nil }
+        /// Queues a recording; `true` when the queue was full and let its oldest go.
+        func push(_ recording: RecordedNotification) -> Bool {
+            let (waiter, skipped) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Bool) in
+                guard !state.closed else { return (nil, false) }
+                let before = state.queue.statistics.skipped
                 _ = state.queue.push(recording)
                 defer { state.waiter = nil }
-                return state.waiter
+                return (state.waiter, state.queue.statistics.skipped != before)
             }
             waiter?.resume()
+            return skipped
         }
 
         func close() {
@@ -144,11 +147,12 @@ final class LiveFeed: RecordingSink {
 
     func enqueue(_ recording: RecordedNotification) {
         guard open.load(ordering: .relaxed) > 0 else { return }
-        let subscriptions = state.withLock { state -> [Subscription] in
+        state.withLock { state in
             state.statistics.written += 1
-            return Array(state.subscriptions.values)
+            for subscription in state.subscriptions.values where subscription.query.matches(recording) {
+                if subscription.push(recording) { state.statistics.skipped += 1 }
+            }
         }
-        for subscription in subscriptions where subscription.query.matches(recording) { subscription.push(recording) }
     }
 
     func statistics() -> RecordingSinkStatistics {
