@@ -118,11 +118,12 @@ public final class MockServer: Sendable {
             lint: configuration.lint
         )
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads)
-        let provider: ProviderListener
-        do {
-            provider = try await ProviderListener.bind(
+        // Both listeners take the same TLS, HTTP/2 engine, authentication and recorder; channel management is
+        // served on a port of its own, as APNs serves it on hosts and ports of its own.
+        func bind(port: Int, service: ConnectionInfo.Service) async throws -> ProviderListener {
+            try await ProviderListener.bind(
                 host: configuration.host,
-                port: configuration.port,
+                port: port,
                 group: group,
                 sslContext: sslContext,
                 processor: processor,
@@ -134,34 +135,21 @@ public final class MockServer: Sendable {
                 tracker: tracker,
                 metrics: metrics,
                 acceptAnyClientCertificate: configuration.acceptAnyClientCertificate,
+                service: service,
                 logger: logger
             )
+        }
+        let provider: ProviderListener
+        do {
+            provider = try await bind(port: configuration.port, service: .provider)
         } catch {
             try? await group.shutdownGracefully()
             _ = await recorder.finishSinks(timeout: Self.sinkFlushBound)
             throw StartupError.bind(what: "provider", host: configuration.host, port: configuration.port, underlying: "\(error)")
         }
-        // Channel management: APNs serves it on hosts and ports of its own; the same TLS, HTTP/2 engine and
-        // authentication as the provider port, and the same recorder.
         let channelManagement: ProviderListener
         do {
-            channelManagement = try await ProviderListener.bind(
-                host: configuration.host,
-                port: configuration.channelsPort,
-                group: group,
-                sslContext: sslContext,
-                processor: processor,
-                recorder: recorder,
-                settings: configuration.http2,
-                limits: configuration.requestLimits,
-                sessionLimits: configuration.sessionLimits,
-                connectionLimits: configuration.connectionLimits,
-                tracker: tracker,
-                metrics: metrics,
-                acceptAnyClientCertificate: configuration.acceptAnyClientCertificate,
-                service: .channelManagement,
-                logger: logger
-            )
+            channelManagement = try await bind(port: configuration.channelsPort, service: .channelManagement)
         } catch {
             await provider.close()
             try? await group.shutdownGracefully()

@@ -21,7 +21,7 @@ struct LiveFeedTests {
         var arguments = [reader, "http://127.0.0.1:\(server.adminPort)/admin/notifications/stream\(query)", "--count", String(count)]
         if let lastEventID { arguments += ["--last-event-id", lastEventID] }
         async let result = ExternalTool.run("python3", arguments, timeout: .seconds(30))
-        _ = try await poll("the stream to open") { feed.streamsOpen > before ? true : nil }
+        _ = try await poll(timeout: .seconds(30), "the stream to open") { feed.streamsOpen > before ? true : nil }
         try await pushes()
         let finished = try await result
         #expect(finished.exitCode == 0, "\(finished)")
@@ -81,17 +81,36 @@ struct LiveFeedTests {
         #expect(await subscription.next(timeout: .seconds(1)) == nil)
     }
 
+    /// An idle stream waits out each heartbeat interval: a timer left over from an earlier wait must not end the
+    /// next one at once (that made a reader spin, writing heartbeats as fast as it could).
+    @Test func anIdleStreamWaitsForItsHeartbeats() async throws {
+        let feed = LiveFeed()
+        let subscription = feed.subscribe(NotificationQuery())
+        let recorder = Recorder(sinks: [feed])
+        recorder.recordAbandoned(APNsRequest(method: "POST", path: "/3/device/ab"), streamID: 1, connection: ConnectionInfo(id: 1), at: 0, because: "test")
+        #expect(await subscription.next(timeout: .milliseconds(300))?.recordings.count == 1)
+        let clock = ContinuousClock()
+        let started = clock.now
+        for _ in 0..<3 {
+            let idle = await subscription.next(timeout: .milliseconds(200))
+            #expect(idle?.recordings.isEmpty == true)
+        }
+        // Three idle waits of 200 ms each cannot end sooner than 600 ms unless they are cut short.
+        #expect(clock.now - started >= .milliseconds(550), "\(clock.now - started)")
+        feed.unsubscribe(subscription)
+    }
+
     @Test func shutdownEndsOpenStreams() async throws {
         let server = try await MockServer.start(configuration: testServerConfiguration())
         let reader = Task {
             try await ExternalTool.run("python3", [Self.reader, "http://127.0.0.1:\(server.adminPort)/admin/notifications/stream", "--count", "1"], timeout: .seconds(30))
         }
         let feed = try #require(server.recorder.sinks.compactMap { $0 as? LiveFeed }.first)
-        _ = try await poll("the stream to open") { feed.streamsOpen > 0 ? true : nil }
+        _ = try await poll(timeout: .seconds(30), "the stream to open") { feed.streamsOpen > 0 ? true : nil }
         let clock = ContinuousClock()
         let started = clock.now
         await server.shutdown()
-        #expect(clock.now - started < .seconds(5), "shutdown waited for the open stream")
+        #expect(clock.now - started < .seconds(10), "shutdown waited for the open stream (the reader would wait 20 s)")
         let result = try await reader.value
         #expect(result.exitCode == 0 && result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(result)")
     }
@@ -114,7 +133,7 @@ struct LiveFeedTests {
                 workingDirectory: FileManager.default.temporaryDirectory
             )
             defer { stalled.signal(SIGKILL); stalled.cleanUp() }
-            _ = try await poll("the stalled stream to open") { feed.streamsOpen > 0 ? true : nil }
+            _ = try await poll(timeout: .seconds(30), "the stalled stream to open") { feed.streamsOpen > 0 ? true : nil }
             let result = try await ExternalTool.withTemporaryFile(Data(TestData.alertPayload.utf8)) { payload in
                 try await ExternalTool.run("h2load", [
                     "-n", "30000", "-c", "4", "-m", "50", "-d", payload, "-H", "apns-topic: \(TestData.topic)",

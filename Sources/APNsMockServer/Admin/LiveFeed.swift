@@ -21,8 +21,9 @@ final class LiveFeed: RecordingSink {
             var closed = false
             /// Skipped recordings already told to the reader.
             var skippedTold: UInt64 = 0
-            /// A wake-up that came before the reader waited.
-            var wakePending = false
+            /// The current wait's number, and the last wait whose time ran out.
+            var waitNumber: UInt64 = 0
+            var timedOut: UInt64 = 0
         }
         private let state: Mutex<State>
 
@@ -58,16 +59,19 @@ final class LiveFeed: RecordingSink {
         func next(timeout: Duration) async -> (recordings: [RecordedNotification], skipped: UInt64)? {
             if let ready = take() { return ready }
             if isClosed { return nil }
+            // Each wait has its own number: a timer only ends the wait it was started for, never a later one
+            // (a late timer of an earlier wait ending the next one at once made a reader spin on heartbeats).
+            let wait = state.withLock { state -> UInt64 in
+                state.waitNumber &+= 1
+                return state.waitNumber
+            }
             let timer = Task {
-                try? await Task.sleep(for: timeout)
-                self.wake()
+                do { try await Task.sleep(for: timeout) } catch { return }
+                self.timeOut(wait)
             }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { state -> Bool in
-                    if state.closed || state.queue.count > 0 || state.wakePending {
-                        state.wakePending = false
-                        return true
-                    }
+                    if state.closed || state.queue.count > 0 || state.timedOut == wait { return true }
                     state.waiter = continuation
                     return false
                 }
@@ -80,15 +84,13 @@ final class LiveFeed: RecordingSink {
 
         private var isClosed: Bool { state.withLock { $0.closed } }
 
-        /// Resumes the waiting reader, or (when it has not started waiting yet) makes its wait return at once.
-        private func wake() {
+        /// Ends wait `wait` if it is still the one going on.
+        private func timeOut(_ wait: UInt64) {
             let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                guard let waiter = state.waiter else {
-                    state.wakePending = true
-                    return nil
-                }
-                state.waiter = nil
-                return waiter
+                guard state.waitNumber == wait else { return nil }
+                state.timedOut = wait
+                defer { state.waiter = nil }
+                return state.waiter
             }
             waiter?.resume()
         }
