@@ -53,6 +53,18 @@ public struct BroadcastRecord: Sendable, Equatable {
 
     public var kind: Kind
     public var bundleID: String?
+
+    /// The channel-management operation a method names on a route (`channelOther` for none).
+    static func kind(of route: BroadcastRoute, method: String) -> Kind {
+        switch (route, method) {
+        case (.broadcast, _): return .broadcast
+        case (.channels, "POST"): return .channelCreate
+        case (.channels, "GET"): return .channelRead
+        case (.channels, "DELETE"): return .channelDelete
+        case (.allChannels, "GET"): return .channelList
+        default: return .channelOther
+        }
+    }
     /// The channel the request named (`apns-channel-id`), or the one a create made.
     public var channelID: String?
 

@@ -87,14 +87,9 @@ public struct BroadcastValidator: Sendable {
         now: Int64
     ) -> ChannelAnswer {
         let bundleID = route.bundleID
-        let method = request.method
-        let kind: BroadcastRecord.Kind
-        switch (route, method) {
-        case (.channels, "POST"): kind = .channelCreate
-        case (.channels, "GET"): kind = .channelRead
-        case (.channels, "DELETE"): kind = .channelDelete
-        case (.allChannels, "GET"): kind = .channelList
-        default: return ChannelAnswer(status: 405, reason: .methodNotAllowed, kind: .channelOther)
+        let kind = BroadcastRecord.kind(of: route, method: request.method)
+        if kind == .channelOther || kind == .broadcast {
+            return ChannelAnswer(status: 405, reason: .methodNotAllowed, kind: .channelOther)
         }
         func refuse(_ reason: Reason, channel: String? = nil) -> ChannelAnswer {
             ChannelAnswer(status: reason.status, reason: reason, kind: kind, recordedChannelID: channel)

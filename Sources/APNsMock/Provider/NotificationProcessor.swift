@@ -338,19 +338,8 @@ public final class NotificationProcessor: Sendable {
         case .broadcast(let bundleID)?:
             return BroadcastRecord(kind: .broadcast, bundleID: bundleID, channelID: named)
         case let route?:
-            let kind: BroadcastRecord.Kind
-            if let answer {
-                kind = answer.kind
-            } else {
-                // Refused before the operation was looked at (authentication, a scenario rule): name it anyway.
-                switch (route, request.method) {
-                case (.channels, "POST"): kind = .channelCreate
-                case (.channels, "GET"): kind = .channelRead
-                case (.channels, "DELETE"): kind = .channelDelete
-                case (.allChannels, "GET"): kind = .channelList
-                default: kind = .channelOther
-                }
-            }
+            // Refused before the operation was looked at (authentication, a scenario rule): named all the same.
+            let kind = answer?.kind ?? BroadcastRecord.kind(of: route, method: request.method)
             return BroadcastRecord(kind: kind, bundleID: route.bundleID, channelID: answer?.recordedChannelID ?? named)
         case nil:
             return BroadcastRecord(kind: .channelOther, bundleID: nil, channelID: named)
