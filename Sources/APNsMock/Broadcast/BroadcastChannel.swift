@@ -7,6 +7,12 @@ public struct BroadcastChannel: Sendable, Equatable {
         case noMessageStored = 0
         /// 1, Most Recent Message Stored: the newest message is kept (up to 8 hours).
         case mostRecentMessageStored = 1
+
+        /// A JSON policy value: the number 0 or 1 (not `true`, not `1.5`), as APNs' create and the admin API take it.
+        public init?(json value: JSONValue?) {
+            guard case .number(let number)? = value, let whole = Int(exactly: number) else { return nil }
+            self.init(rawValue: whole)
+        }
     }
 
     /// Base64, as APNs makes them (random, never reused); clients must not assume a size.

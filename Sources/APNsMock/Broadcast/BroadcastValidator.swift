@@ -101,9 +101,9 @@ public struct BroadcastValidator: Sendable {
             // The body must be a JSON object; JSONValue keeps `1` and `true` apart, as the policy check needs.
             guard case .object(let attributes)? = JSONScanner.parse(request.payload) else { return refuse(.badRequestPayload) }
             if attributes.keys.contains(where: { $0 != "message-storage-policy" && $0 != "push-type" }) { return refuse(.badRequestParams) }
-            guard case .number(let number)? = attributes["message-storage-policy"], number.rounded() == number,
-                let storagePolicy = BroadcastChannel.StoragePolicy(rawValue: Int(exactly: number) ?? -1)
-            else { return refuse(policy.missingStoragePolicyReason) }
+            guard let storagePolicy = BroadcastChannel.StoragePolicy(json: attributes["message-storage-policy"]) else {
+                return refuse(policy.missingStoragePolicyReason)
+            }
             guard let pushType = attributes["push-type"] else { return refuse(.missingPushType) }
             guard case .string(let text) = pushType, text.lowercased() == "liveactivity" else { return refuse(.invalidPushType) }
             do {

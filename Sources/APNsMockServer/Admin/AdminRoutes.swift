@@ -262,33 +262,30 @@ enum AdminRoutes {
         }
         router.post("/admin/channels") { request, _ -> Response in
             let body = try await request.body.collect(upTo: 64 * 1024)
-            guard let object = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any] else {
+            // JSONValue keeps `true` and `1` apart, as the policy check needs (the engine reads APNs' create so too).
+            guard case .object(let object)? = JSONScanner.parse(Array(body.readableBytesView)) else {
                 return json(["error": "expected a JSON object: {\"bundleId\": …, \"messageStoragePolicy\": 0 or 1}", "parameter": "body"], status: .badRequest)
             }
             let known: Set<String> = ["bundleId", "messageStoragePolicy", "id", "environment"]
             if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
                 return json(["error": "unknown field; expected one of \(known.sorted().joined(separator: ", "))", "parameter": unknown], status: .badRequest)
             }
-            guard let bundleID = object["bundleId"] as? String, !bundleID.isEmpty else {
+            guard case .string(let bundleID)? = object["bundleId"], !bundleID.isEmpty else {
                 return json(["error": "a bundle id is required", "parameter": "bundleId"], status: .badRequest)
             }
-            // `JSONSerialization` reads `true` as 1: a number is told apart by its Objective-C type code.
-            let policyNumber = (object["messageStoragePolicy"] ?? NSNumber(value: 0)) as? NSNumber
-            guard let policyNumber, String(cString: policyNumber.objCType) != "c",
-                let policy = BroadcastChannel.StoragePolicy(rawValue: policyNumber.intValue), policyNumber.doubleValue == Double(policyNumber.intValue)
-            else {
+            guard let policy = BroadcastChannel.StoragePolicy(json: object["messageStoragePolicy"] ?? .number(0)) else {
                 return json(["error": "expected 0 (no message stored) or 1 (most recent message stored)", "parameter": "messageStoragePolicy"], status: .badRequest)
             }
             var environment = admin.environment
             if let value = object["environment"] {
-                guard let text = value as? String, let parsed = APNsEnvironment(rawValue: text) else {
+                guard case .string(let text) = value, let parsed = APNsEnvironment(rawValue: text) else {
                     return json(["error": "expected development or production", "parameter": "environment"], status: .badRequest)
                 }
                 environment = parsed
             }
             var id: String?
             if let value = object["id"] {
-                guard let text = value as? String, ChannelRegistry.isWellFormedID(text) else {
+                guard case .string(let text) = value, ChannelRegistry.isWellFormedID(text) else {
                     return json(["error": "a channel id is standard base64 (e.g. dHN0LXNyY2gtY2hubA==)", "parameter": "id"], status: .badRequest)
                 }
                 id = text
