@@ -16,6 +16,8 @@ let package = Package(
         .executable(name: "apns-mock", targets: ["apns-mock"]),
         .library(name: "APNsMock", targets: ["APNsMock"]),
         .library(name: "APNsMockServer", targets: ["APNsMockServer"]),
+        .library(name: "APNsMockTesting", targets: ["APNsMockTesting"]),
+        .library(name: "APNsMockAdminClient", targets: ["APNsMockAdminClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -85,6 +87,29 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The admin API, typed: the values tests assert on and the HTTP client for a mock running elsewhere.
+        .target(
+            name: "APNsMockAdminClient",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The mock inside a test process: start on free ports, assert on recordings without HTTP, stop.
+        .target(
+            name: "APNsMockTesting",
+            dependencies: [
+                "APNsMock",
+                "APNsMockServer",
+                "APNsMockCertificates",
+                "APNsMockAdminClient",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "apns-mock",
             dependencies: [
@@ -123,12 +148,38 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The testing module's own tests: its public API only (no @testable, no package access to the server).
+        .testTarget(
+            name: "APNsMockTestingTests",
+            dependencies: [
+                "APNsMockTesting",
+                "APNsMockAdminClient",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The README's example: a tiny provider and its Swift Testing test against the in-process mock.
+        .testTarget(
+            name: "ExampleProviderTests",
+            dependencies: [
+                "APNsMockTesting",
+                "APNsMockAdminClient",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "APNsMockServerTests",
             dependencies: [
                 "APNsMock",
                 "APNsMockServer",
                 "APNsMockCertificates",
+                "APNsMockAdminClient",
+                .product(name: "Yams", package: "Yams"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -34,6 +34,10 @@ public final class MockServer: Sendable {
     private let adminServices: ServiceGroup
     private let logger: Logger
     private let stopped = Mutex(false)
+    /// What the admin API acts on; the in-process testing module acts on it directly.
+    package let admin: AdminContext
+    /// Every route the admin API serves.
+    package let adminRoutes: [AdminRoute]
 
     private init(
         configuration: ServerConfiguration,
@@ -47,9 +51,13 @@ public final class MockServer: Sendable {
         adminPort: Int,
         adminTask: Task<Void, any Error>,
         adminServices: ServiceGroup,
+        admin: AdminContext,
+        adminRoutes: [AdminRoute],
         logger: Logger
     ) {
         self.adminServices = adminServices
+        self.admin = admin
+        self.adminRoutes = adminRoutes
         self.configuration = configuration
         self.recorder = recorder
         self.tracker = tracker
@@ -169,8 +177,9 @@ public final class MockServer: Sendable {
             adminToken: configuration.adminToken
         )
         let (adminPort, adminTask, adminServices): (Int, Task<Void, any Error>, ServiceGroup)
+        let router = AdminRoutes.makeRouter(admin)
         do {
-            (adminPort, adminTask, adminServices) = try await startAdmin(configuration: configuration, admin: admin, group: group, logger: logger)
+            (adminPort, adminTask, adminServices) = try await startAdmin(configuration: configuration, router: router.router, group: group, logger: logger)
         } catch {
             await provider.close()
             await channelManagement.close()
@@ -190,6 +199,8 @@ public final class MockServer: Sendable {
             adminPort: adminPort,
             adminTask: adminTask,
             adminServices: adminServices,
+            admin: admin,
+            adminRoutes: router.routes,
             logger: logger
         )
         logger.info(
@@ -209,7 +220,7 @@ public final class MockServer: Sendable {
 
     private static func startAdmin(
         configuration: ServerConfiguration,
-        admin: AdminContext,
+        router: Router<BasicRequestContext>,
         group: MultiThreadedEventLoopGroup,
         logger: Logger
     ) async throws -> (Int, Task<Void, any Error>, ServiceGroup) {
@@ -218,7 +229,7 @@ public final class MockServer: Sendable {
         // Hummingbird logs every request at info; admin polling would drown the provider's lines.
         adminLogger.logLevel = max(logger.logLevel, .notice)
         let application = Application(
-            router: AdminRoutes.makeRouter(admin),
+            router: router,
             server: .http1(configuration: .init(idleTimeout: ProviderConnectionHandler.timeAmount(configuration.adminReadTimeout))),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.adminHost, port: configuration.adminPort),

@@ -52,4 +52,7 @@ ensure_test_dependencies() {
   ensure_python_module httpx 'httpx[http2]'
   ensure_python_module h2 h2
   ensure_python_module selenium selenium
+  # The admin API's OpenAPI document: checked, and fuzzed with property-based requests.
+  ensure_python_module openapi_spec_validator openapi-spec-validator
+  ensure_python_module schemathesis schemathesis
 }

@@ -3,8 +3,9 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// What the admin API reads: the recorder and the live counters of the provider port.
-struct AdminContext: Sendable {
+/// What the admin API reads and changes: the recorder, the scenario, the channels and the live counters of the
+/// provider port. The admin routes and the in-process testing module (`APNsMockTesting`) act through it alike.
+package struct AdminContext: Sendable {
     let recorder: Recorder
     var store: NotificationStore { recorder.store }
     let tracker: ConnectionTracker
@@ -30,8 +31,8 @@ enum AdminRoutes {
     /// Recordings a list returns when no `limit` is given (a page; `next` says where the following one starts).
     static let defaultListLimit = 100
 
-    static func makeRouter(_ admin: AdminContext) -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
+    static func makeRouter(_ admin: AdminContext) -> RouteListingRouter<BasicRequestContext> {
+        let router = RouteListingRouter(context: BasicRequestContext.self)
         if let token = admin.adminToken {
             router.add(middleware: AdminTokenMiddleware(token: token))
         }
@@ -83,6 +84,13 @@ enum AdminRoutes {
             } catch {
                 return badInput(error)
             }
+        }
+
+        // The admin API's contract, from the binary (docs/admin-api.yaml is the same text).
+        router.get("/admin/openapi.yaml") { _, _ -> Response in
+            var headers = HTTPFields()
+            headers[.contentType] = "application/yaml; charset=utf-8"
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: AdminAPIDocument.yaml)))
         }
 
         // The inspector page: static, from the binary.
@@ -152,7 +160,7 @@ enum AdminRoutes {
         }
 
         router.get("/admin/notifications/:apnsID") { _, context -> Response in
-            let apnsID = context.parameters.get("apnsID") ?? ""
+            let apnsID = pathParameter(context, "apnsID")
             guard let notification = admin.store.notification(apnsID: apnsID) else {
                 return json(["error": "no notification with apns-id \(apnsID)"], status: .notFound)
             }
@@ -163,39 +171,17 @@ enum AdminRoutes {
         // the recorder's counts and the sinks' queues as after a start. Process-lifetime counters stay (Prometheus
         // counters never go down; connections accepted; sequence numbers).
         router.post("/admin/reset") { _, _ -> Response in
-            admin.scenario.resetToStart()
-            admin.store.clear()
-            admin.channels.removeAll()
-            MemoryRelease.returnFreedMemoryToTheSystem()
+            admin.resetToStart()
             return json(["reset": true])
         }
 
         router.delete("/admin/notifications") { _, _ -> Response in
-            admin.store.clear()
-            MemoryRelease.returnFreedMemoryToTheSystem()
+            admin.clearNotifications()
             return json(["cleared": true])
         }
 
         router.get("/admin/stats") { _, _ -> Response in
-            let statistics = admin.store.statistics()
-            return json([
-                "received": statistics.received,
-                "byStatus": Dictionary(uniqueKeysWithValues: statistics.byStatus.map { (String($0.key), $0.value) }),
-                "byReason": statistics.byReason,
-                "byKind": statistics.byKind,
-                "byWarning": statistics.byWarning,
-                "abandoned": statistics.abandoned,
-                "recorder": [
-                    "stored": statistics.stored,
-                    "capacity": statistics.capacity,
-                    "evicted": statistics.evicted,
-                ],
-                "connections": [
-                    "open": admin.tracker.openConnections,
-                    "accepted": admin.tracker.acceptedConnections,
-                ],
-                "sinks": admin.recorder.sinkStatistics().map(sinkJSON),
-            ])
+            json(admin.statisticsObject())
         }
         addScenarioRoutes(to: router, admin)
         addDeviceRoutes(to: router, admin)
@@ -204,7 +190,7 @@ enum AdminRoutes {
     }
 
     /// `GET/PUT/DELETE /admin/scenario`, `POST /admin/scenario/reset`.
-    static func addScenarioRoutes(to router: Router<BasicRequestContext>, _ admin: AdminContext) {
+    static func addScenarioRoutes(to router: RouteListingRouter<BasicRequestContext>, _ admin: AdminContext) {
         router.get("/admin/scenario") { _, _ -> Response in
             json(admin.scenario.current.snapshot().jsonObject())
         }
@@ -216,18 +202,11 @@ enum AdminRoutes {
                 body.writeImmutableBuffer(part)
                 if body.readableBytes > YAMLLimits.maximumBytes { break }
             }
-            if let problem = YAMLLimits.sizeProblem(byteCount: body.readableBytes) {
-                return json(["error": "the scenario is not valid; the previous one stays in force", "problems": ["PUT /admin/scenario: " + problem]], status: .badRequest)
-            }
             do throws(ScenarioLoadError) {
-                let scenario = try ScenarioLoader.load(text: String(buffer: body), source: "PUT /admin/scenario")
-                admin.scenario.replace(with: scenario)
+                try admin.replaceScenario(text: String(buffer: body), byteCount: body.readableBytes)
                 return json(admin.scenario.current.snapshot().jsonObject())
             } catch {
-                return json(
-                    ["error": "the scenario is not valid; the previous one stays in force", "problems": error.problems.map(\.description)],
-                    status: .badRequest
-                )
+                return json(AdminContext.scenarioProblemsObject(error.problems), status: .badRequest)
             }
         }
         router.delete("/admin/scenario") { _, _ -> Response in
@@ -242,7 +221,7 @@ enum AdminRoutes {
 
     /// Broadcast channels: listed, made with a chosen id (seeding a test), deleted. The channel-management port
     /// makes and deletes them as APNs does; both see the same registry.
-    static func addChannelRoutes(to router: Router<BasicRequestContext>, _ admin: AdminContext) {
+    static func addChannelRoutes(to router: RouteListingRouter<BasicRequestContext>, _ admin: AdminContext) {
         router.get("/admin/channels") { request, _ -> Response in
             var bundleID: String?
             var environment: APNsEnvironment?
@@ -303,7 +282,7 @@ enum AdminRoutes {
             }
         }
         router.delete("/admin/channels/:id") { _, context -> Response in
-            let id = context.parameters.get("id") ?? ""
+            let id = pathParameter(context, "id")
             guard admin.channels.delete(id: id) else {
                 return json(["error": "no channel with this id", "parameter": "id"], status: .notFound)
             }
@@ -316,7 +295,7 @@ enum AdminRoutes {
     }
 
     /// The device registry: devices with a token, topic and environment, unregistered at a time or not.
-    static func addDeviceRoutes(to router: Router<BasicRequestContext>, _ admin: AdminContext) {
+    static func addDeviceRoutes(to router: RouteListingRouter<BasicRequestContext>, _ admin: AdminContext) {
         router.get("/admin/devices") { _, _ -> Response in
             json(["devices": admin.scenario.current.devices.list().map { $0.jsonObject() }])
         }
@@ -331,7 +310,7 @@ enum AdminRoutes {
             }
         }
         router.post("/admin/devices/:token/unregister") { request, context -> Response in
-            let token = context.parameters.get("token") ?? ""
+            let token = pathParameter(context, "token")
             let body = try await request.body.collect(upTo: 64 * 1024)
             let timestamp: Int64
             do throws(DeviceJSONError) {
@@ -345,7 +324,7 @@ enum AdminRoutes {
             return json(device.jsonObject())
         }
         router.delete("/admin/devices/:token") { _, context -> Response in
-            let token = context.parameters.get("token") ?? ""
+            let token = pathParameter(context, "token")
             guard admin.scenario.current.devices.remove(token: token) != nil else {
                 return json(["error": "no device with token \(token)"], status: .notFound)
             }
@@ -381,6 +360,12 @@ enum AdminRoutes {
         // Exactly the first `count` matches, unless a limit says otherwise.
         if query.limit == nil { query.limit = count }
         return (query, count, timeout)
+    }
+
+    /// A path parameter, percent-decoded: a channel id is base64 and may hold `/`, which a client must encode.
+    static func pathParameter(_ context: BasicRequestContext, _ name: String) -> String {
+        let raw = context.parameters.get(name) ?? ""
+        return raw.removingPercentEncoding ?? raw
     }
 
     static func parameters(of request: Request) -> [(String, String)] {
@@ -462,7 +447,7 @@ enum AdminRoutes {
     }
 
     /// A sink's lag and counts, as `/admin/stats` lists them.
-    static func sinkJSON(_ sink: RecordingSinkStatistics) -> [String: Any] {
+    package static func sinkJSON(_ sink: RecordingSinkStatistics) -> [String: Any] {
         var object: [String: Any] = [
             "name": sink.name,
             "policy": sink.policy.rawValue,

@@ -1,79 +1,14 @@
+import APNsMockAdminClient
 import AsyncHTTPClient
 import Foundation
 import NIOCore
 
-/// A decoded JSON value, `Sendable` so it can cross tasks; `value["key"]?["inner"]?.int` reads nested fields.
-enum JSON: Sendable, Equatable, Decodable, CustomStringConvertible {
-    case null
-    case bool(Bool)
-    case number(Double)
-    case string(String)
-    case array([JSON])
-    case object([String: JSON])
+/// A decoded JSON value: the admin client's (`value["key"]?["inner"]?.int` reads nested fields).
+typealias JSON = MockJSON
 
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSON].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JSON].self))
-        }
-    }
-
+extension MockJSON {
     init(parsing bytes: some Sequence<UInt8>) throws {
-        self = try JSONDecoder().decode(JSON.self, from: Data(bytes))
-    }
-
-    subscript(key: String) -> JSON? {
-        if case .object(let object) = self { return object[key] }
-        return nil
-    }
-
-    subscript(index: Int) -> JSON? {
-        if case .array(let array) = self, array.indices.contains(index) { return array[index] }
-        return nil
-    }
-
-    var string: String? {
-        if case .string(let value) = self { return value }
-        return nil
-    }
-
-    var int: Int? {
-        if case .number(let value) = self, let exact = Int(exactly: value) { return exact }
-        return nil
-    }
-
-    var bool: Bool? {
-        if case .bool(let value) = self { return value }
-        return nil
-    }
-
-    var array: [JSON]? {
-        if case .array(let value) = self { return value }
-        return nil
-    }
-
-    var isNull: Bool { self == .null }
-
-    var description: String {
-        switch self {
-        case .null: return "null"
-        case .bool(let value): return "\(value)"
-        case .number(let value): return Int(exactly: value).map(String.init) ?? "\(value)"
-        case .string(let value): return "\"\(value)\""
-        case .array(let values): return "[" + values.map(\.description).joined(separator: ",") + "]"
-        case .object(let object):
-            return "{" + object.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",") + "}"
-        }
+        self = try JSONDecoder().decode(MockJSON.self, from: Data(bytes))
     }
 }
 

@@ -1,0 +1,58 @@
+/// What the mock has received so far (`GET /admin/stats`).
+public struct MockStatistics: Sendable, Hashable, Decodable {
+    /// The recorder's own counts.
+    public struct Recorder: Sendable, Hashable, Decodable {
+        /// Recordings held now.
+        public var stored: Int
+        /// The most it holds (`--max-recorded`).
+        public var capacity: Int
+        /// Dropped, oldest first, to stay within `capacity`.
+        public var evicted: Int
+    }
+
+    /// Provider connections.
+    public struct Connections: Sendable, Hashable, Decodable {
+        /// Open now.
+        public var open: Int
+        /// Accepted since the start.
+        public var accepted: Int
+    }
+
+    /// A consumer of recordings besides the store (the record file, the live feed) and how far behind it is.
+    public struct Sink: Sendable, Hashable, Decodable {
+        /// `file`, `live`.
+        public var name: String
+        /// `lossless` or `skip-ahead`.
+        public var policy: String
+        /// The most recordings its queue holds.
+        public var capacity: Int
+        /// Recordings waiting to be written now.
+        public var queued: Int
+        /// The most that ever waited.
+        public var peakQueued: Int
+        /// Recordings written.
+        public var written: Int
+        /// Recordings a skip-ahead sink dropped because it fell behind.
+        public var skipped: Int
+        /// Times a lossless sink paused the provider port's reads.
+        public var backPressurePauses: Int
+        /// The last write error, if any.
+        public var lastError: String?
+    }
+
+    /// Requests recorded since the start or the last clear.
+    public var received: Int
+    /// Answers by HTTP status (`"200"`, `"410"`, …).
+    public var byStatus: [String: Int]
+    /// Error answers by APNs reason.
+    public var byReason: [String: Int]
+    /// Requests by kind (`push`, `broadcast`, …).
+    public var byKind: [String: Int]
+    /// Payload warnings by code.
+    public var byWarning: [String: Int]
+    /// Requests that were never answered.
+    public var abandoned: Int
+    public var recorder: Recorder
+    public var connections: Connections
+    public var sinks: [Sink]
+}

@@ -1,0 +1,912 @@
+// Generated from docs/admin-api.yaml by scripts/sync-openapi: edit the YAML file, then run the script.
+
+/// The admin API's OpenAPI 3.1 document, served at `GET /admin/openapi.yaml`.
+enum AdminAPIDocument {
+    static let yaml = #"""
+openapi: 3.1.0
+info:
+  title: apns-mock admin API
+  version: "1.0"
+  summary: Read, await and stream what a provider sent to apns-mock; script how it answers.
+  description: |
+    The admin API of apns-mock (JSON over HTTP/1.1, port 8080 by default). The provider port (HTTP/2 + TLS)
+    speaks Apple's provider API and is not described here.
+
+    When the mock runs with `--admin-token`, every route but `/healthz` and `/readyz` needs
+    `Authorization: Bearer <token>` (or `access_token=<token>` in the query, for browsers) and answers `401`
+    without it.
+
+    Every query parameter is checked: an unknown name, a value that does not parse or a filter given twice is
+    `400 {"error", "parameter"}`, so a typo never silently matches everything. Filters also accept the
+    recordings' camelCase spellings (`deviceToken`, `pushType`, `apnsId`, …).
+  license:
+    name: Apache-2.0
+servers:
+  - url: http://127.0.0.1:8080
+security:
+  - {}
+  - adminToken: []
+  - accessToken: []
+paths:
+  /healthz:
+    get:
+      operationId: health
+      summary: Liveness; 200 once every port listens.
+      security: [{}]
+      responses:
+        "200":
+          description: Listening.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/Status" }
+        "503":
+          description: Still starting.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/Status" }
+  /readyz:
+    get:
+      operationId: readiness
+      summary: Readiness; 200 once certificates, keys and the scenario are loaded and the ports listen.
+      security: [{}]
+      responses:
+        "200":
+          description: Ready.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/Status" }
+        "503":
+          description: Still starting.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/Status" }
+  /metrics:
+    get:
+      operationId: metrics
+      summary: Prometheus text exposition.
+      responses:
+        "200":
+          description: The metrics.
+          content:
+            text/plain:
+              schema: { type: string }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+  /:
+    get:
+      operationId: inspectorRoot
+      summary: The inspector page (HTML).
+      responses:
+        "200":
+          description: The page.
+          content:
+            text/html:
+              schema: { type: string }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+  /inspector:
+    get:
+      operationId: inspector
+      summary: The inspector page (HTML).
+      responses:
+        "200":
+          description: The page.
+          content:
+            text/html:
+              schema: { type: string }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+  /admin/openapi.yaml:
+    get:
+      operationId: openAPIDocument
+      summary: This document.
+      responses:
+        "200":
+          description: The OpenAPI document.
+          content:
+            application/yaml:
+              schema: { type: object, description: "This document (YAML)." }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+  /admin/notifications:
+    get:
+      operationId: listNotifications
+      summary: One page of the recordings that match the filters.
+      parameters:
+        - $ref: "#/components/parameters/token"
+        - $ref: "#/components/parameters/topic"
+        - $ref: "#/components/parameters/pushType"
+        - $ref: "#/components/parameters/status"
+        - $ref: "#/components/parameters/reason"
+        - $ref: "#/components/parameters/apnsId"
+        - $ref: "#/components/parameters/auth"
+        - $ref: "#/components/parameters/keyId"
+        - $ref: "#/components/parameters/teamId"
+        - $ref: "#/components/parameters/rule"
+        - $ref: "#/components/parameters/connection"
+        - $ref: "#/components/parameters/abandoned"
+        - $ref: "#/components/parameters/header"
+        - $ref: "#/components/parameters/payload"
+        - $ref: "#/components/parameters/since"
+        - $ref: "#/components/parameters/kind"
+        - $ref: "#/components/parameters/channelId"
+        - $ref: "#/components/parameters/bundleId"
+        - $ref: "#/components/parameters/warning"
+        - $ref: "#/components/parameters/warnings"
+        - $ref: "#/components/parameters/limit"
+        - $ref: "#/components/parameters/order"
+        - $ref: "#/components/parameters/after"
+        - $ref: "#/components/parameters/before"
+      responses:
+        "200":
+          description: The page; `next` says where the following one starts (`null` on the last).
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/NotificationPage" }
+        "400": { $ref: "#/components/responses/BadInput" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+    delete:
+      operationId: clearNotifications
+      summary: Forgets every recording and the recorder's counts.
+      responses:
+        "200":
+          description: Cleared.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [cleared]
+                properties:
+                  cleared: { type: boolean, const: true }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+  /admin/notifications/wait:
+    get:
+      operationId: waitForNotifications
+      summary: Returns as soon as `count` recordings match, or 408 with what matched when `timeout` passes.
+      parameters:
+        - name: count
+          in: query
+          description: How many to wait for (default 1).
+          schema: { type: integer, minimum: 1 }
+        - name: timeout
+          in: query
+          description: How long to wait at most, such as `5s`, `500ms` or `2m` (default 5s, at most 10m).
+          schema: { type: string, examples: ["5s"] }
+        - $ref: "#/components/parameters/token"
+        - $ref: "#/components/parameters/topic"
+        - $ref: "#/components/parameters/pushType"
+        - $ref: "#/components/parameters/status"
+        - $ref: "#/components/parameters/reason"
+        - $ref: "#/components/parameters/apnsId"
+        - $ref: "#/components/parameters/auth"
+        - $ref: "#/components/parameters/rule"
+        - $ref: "#/components/parameters/header"
+        - $ref: "#/components/parameters/payload"
+        - $ref: "#/components/parameters/since"
+        - $ref: "#/components/parameters/kind"
+        - $ref: "#/components/parameters/warning"
+        - $ref: "#/components/parameters/limit"
+        - $ref: "#/components/parameters/order"
+        - $ref: "#/components/parameters/after"
+      responses:
+        "200":
+          description: Enough recordings matched (the first `count`, unless `limit` says otherwise).
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/WaitResult" }
+        "400": { $ref: "#/components/responses/BadInput" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "408":
+          description: The timeout passed first; `notifications` has what did match.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/WaitResult" }
+  /admin/notifications/stream:
+    get:
+      operationId: streamNotifications
+      summary: "The recordings as they are made, as Server-Sent Events (`event: notification`, `event: skipped`)."
+      description: |
+        `id:` is the recording's sequence; `data:` its JSON on one line. A reader that falls behind gets
+        `event: skipped` with `{"skipped": N}`. `Last-Event-ID` (or `after=`) first replays what the store holds
+        after that sequence. A comment line every 15 s keeps idle connections open.
+      parameters:
+        - $ref: "#/components/parameters/token"
+        - $ref: "#/components/parameters/topic"
+        - $ref: "#/components/parameters/status"
+        - $ref: "#/components/parameters/kind"
+        - $ref: "#/components/parameters/after"
+        - name: Last-Event-ID
+          in: header
+          schema: { type: string, pattern: "^[0-9]+$" }
+      responses:
+        "200":
+          description: The event stream (does not end by itself).
+          content:
+            text/event-stream:
+              schema: { type: string }
+        "400": { $ref: "#/components/responses/BadInput" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+  /admin/notifications/{apnsID}:
+    get:
+      operationId: notificationByAPNsID
+      summary: The latest recording with this `apns-id` (case-insensitive).
+      parameters:
+        - name: apnsID
+          in: path
+          required: true
+          schema: { type: string }
+      responses:
+        "200":
+          description: The recording.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/Recording" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "404": { $ref: "#/components/responses/NotFound" }
+  /admin/preview:
+    get:
+      operationId: preview
+      summary: What the devices would show, built from the newest 5,000 matching recordings.
+      parameters:
+        - name: grouping
+          in: query
+          schema: { type: string, enum: [automatic, app, "off"] }
+        - name: hide-previews
+          in: query
+          schema: { type: boolean }
+        - $ref: "#/components/parameters/token"
+        - $ref: "#/components/parameters/topic"
+        - $ref: "#/components/parameters/since"
+      responses:
+        "200":
+          description: Notification Center, per app, with Live Activities, silent pushes and what was not delivered.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/Preview" }
+        "400": { $ref: "#/components/responses/BadInput" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+  /admin/stats:
+    get:
+      operationId: statistics
+      summary: Counts of what was received and answered, the recorder's and each sink's state.
+      responses:
+        "200":
+          description: The counts.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/Statistics" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+  /admin/reset:
+    post:
+      operationId: reset
+      summary: "Back to the start state: no scenario, no devices, no channels, no recordings."
+      responses:
+        "200":
+          description: Reset.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [reset]
+                properties:
+                  reset: { type: boolean, const: true }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+  /admin/scenario:
+    get:
+      operationId: getScenario
+      summary: The scenario in force, its seed, start and per-rule hits.
+      responses:
+        "200":
+          description: The scenario's state.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/ScenarioState" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+    put:
+      operationId: setScenario
+      summary: Replaces the scenario with the posted YAML or JSON, validated first.
+      requestBody:
+        required: true
+        content:
+          application/yaml:
+            schema: { type: string }
+            example: |
+              name: one-unregistered-device
+              rules:
+                - name: gone
+                  match: { token: "aa11" }
+                  respond: { status: 410, reason: Unregistered }
+      responses:
+        "200":
+          description: In force on every connection.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/ScenarioState" }
+        "400":
+          description: Not valid; the previous scenario stays in force.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/ScenarioRejected" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+    delete:
+      operationId: clearScenario
+      summary: No scenario; the scenario's devices go with it.
+      responses:
+        "200":
+          description: The (empty) scenario's state.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/ScenarioState" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+  /admin/scenario/reset:
+    post:
+      operationId: resetScenario
+      summary: Counters, `times`, sequences, random draws and the clock back to the start.
+      responses:
+        "200":
+          description: The scenario's state.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/ScenarioState" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+  /admin/devices:
+    get:
+      operationId: listDevices
+      summary: The device registry.
+      responses:
+        "200":
+          description: The devices.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [devices]
+                properties:
+                  devices:
+                    type: array
+                    items: { $ref: "#/components/schemas/Device" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+    post:
+      operationId: registerDevice
+      summary: Adds a device (replacing one with the same token).
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: { $ref: "#/components/schemas/DeviceInput" }
+      responses:
+        "201":
+          description: Added.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/Device" }
+        "400": { $ref: "#/components/responses/BadInput" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "413": { $ref: "#/components/responses/TooLarge" }
+  /admin/devices/{token}/unregister:
+    post:
+      operationId: unregisterDevice
+      summary: From `timestamp` (default now) on, pushes to the device get 410 Unregistered with that timestamp.
+      parameters:
+        - name: token
+          in: path
+          required: true
+          schema: { type: string }
+      requestBody:
+        required: false
+        content:
+          application/json:
+            schema:
+              type: object
+              additionalProperties: false
+              properties:
+                timestamp:
+                  description: Milliseconds since the epoch, or a time as scenario files write it (`-2d`, `now`, an ISO 8601 date).
+                  oneOf:
+                    - { type: integer }
+                    - { type: string }
+      responses:
+        "200":
+          description: The device, now unregistered.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/Device" }
+        "400": { $ref: "#/components/responses/BadInput" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "404": { $ref: "#/components/responses/NotFound" }
+        "413": { $ref: "#/components/responses/TooLarge" }
+  /admin/devices/{token}:
+    delete:
+      operationId: removeDevice
+      summary: Takes a device out of the registry.
+      parameters:
+        - name: token
+          in: path
+          required: true
+          schema: { type: string }
+      responses:
+        "200":
+          description: Removed.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [removed]
+                properties:
+                  removed: { type: string }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "404": { $ref: "#/components/responses/NotFound" }
+  /admin/channels:
+    get:
+      operationId: listChannels
+      summary: Broadcast channels.
+      parameters:
+        - name: bundle-id
+          in: query
+          schema: { type: string }
+        - name: environment
+          in: query
+          schema: { type: string, enum: [development, production] }
+      responses:
+        "200":
+          description: The channels.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [channels]
+                properties:
+                  channels:
+                    type: array
+                    items: { $ref: "#/components/schemas/Channel" }
+        "400": { $ref: "#/components/responses/BadInput" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+    post:
+      operationId: createChannel
+      summary: Makes a channel, with a chosen id when given (to seed a test).
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              additionalProperties: false
+              required: [bundleId]
+              properties:
+                bundleId: { type: string, minLength: 1 }
+                messageStoragePolicy: { type: integer, enum: [0, 1] }
+                environment: { type: string, enum: [development, production] }
+                id: { type: string, description: "Standard base64, e.g. dHN0LXNyY2gtY2hubA==" }
+      responses:
+        "201":
+          description: Made.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/Channel" }
+        "400": { $ref: "#/components/responses/BadInput" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "409": { $ref: "#/components/responses/BadInput" }
+        "413": { $ref: "#/components/responses/TooLarge" }
+    delete:
+      operationId: clearChannels
+      summary: Deletes every channel.
+      responses:
+        "200":
+          description: Deleted.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [cleared]
+                properties:
+                  cleared: { type: boolean, const: true }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+  /admin/channels/{id}:
+    delete:
+      operationId: deleteChannel
+      summary: Deletes one channel.
+      parameters:
+        - name: id
+          in: path
+          required: true
+          schema: { type: string }
+      responses:
+        "200":
+          description: Deleted.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [deleted]
+                properties:
+                  deleted: { type: string }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "404": { $ref: "#/components/responses/NotFound" }
+components:
+  securitySchemes:
+    adminToken:
+      type: http
+      scheme: bearer
+      description: The mock's `--admin-token`.
+    accessToken:
+      type: apiKey
+      in: query
+      name: access_token
+      description: The admin token in the query (RFC 6750 §2.3), for pages and EventSource.
+  parameters:
+    token:
+      name: token
+      in: query
+      description: The device token in the path.
+      schema: { type: string }
+    topic:
+      name: topic
+      in: query
+      description: "`apns-topic`, case-insensitive."
+      schema: { type: string }
+    pushType:
+      name: push-type
+      in: query
+      schema: { $ref: "#/components/schemas/PushType" }
+    status:
+      name: status
+      in: query
+      description: The answer's HTTP status.
+      schema: { type: integer, minimum: 100, maximum: 599 }
+    reason:
+      name: reason
+      in: query
+      description: The answer's APNs reason.
+      schema: { type: string, examples: [Unregistered, BadDeviceToken] }
+    apnsId:
+      name: apns-id
+      in: query
+      schema: { type: string }
+    auth:
+      name: auth
+      in: query
+      schema: { type: string, enum: [token, certificate, none, missing] }
+    keyId:
+      name: key-id
+      in: query
+      schema: { type: string }
+    teamId:
+      name: team-id
+      in: query
+      schema: { type: string }
+    rule:
+      name: rule
+      in: query
+      description: The scenario rule that decided the answer (`default` when none did).
+      schema: { type: string }
+    connection:
+      name: connection
+      in: query
+      schema: { type: integer, minimum: 0 }
+    abandoned:
+      name: abandoned
+      in: query
+      description: "`true`: only requests never answered; `false`: only answered ones."
+      schema: { type: boolean }
+    header:
+      name: header
+      in: query
+      description: "`name:value`; repeatable, all must match."
+      style: form
+      explode: true
+      schema:
+        type: array
+        items: { type: string, pattern: "^[^:]+:.*$" }
+    payload:
+      name: payload
+      in: query
+      description: "`$.json.path:value`; repeatable, all must match."
+      style: form
+      explode: true
+      schema:
+        type: array
+        items: { type: string, examples: ["$.aps.alert.title:Hello"] }
+    since:
+      name: since
+      in: query
+      description: Milliseconds since the epoch, an ISO 8601 time, `now`, or relative to now (`-30s`).
+      schema: { type: string }
+    kind:
+      name: kind
+      in: query
+      schema: { $ref: "#/components/schemas/Kind" }
+    channelId:
+      name: channel-id
+      in: query
+      schema: { type: string }
+    bundleId:
+      name: bundle-id
+      in: query
+      schema: { type: string }
+    warning:
+      name: warning
+      in: query
+      description: Recordings with this payload warning code.
+      schema: { type: string }
+    warnings:
+      name: warnings
+      in: query
+      schema: { type: string, enum: [any, none] }
+    limit:
+      name: limit
+      in: query
+      description: At most this many (default 100 for lists, `count` for waits).
+      schema: { type: integer, minimum: 0 }
+    order:
+      name: order
+      in: query
+      schema: { type: string, enum: [oldest, newest] }
+    after:
+      name: after
+      in: query
+      description: Only recordings with a greater sequence.
+      schema: { type: integer, minimum: 0 }
+    before:
+      name: before
+      in: query
+      description: Only recordings with a smaller sequence.
+      schema: { type: integer, minimum: 0 }
+  responses:
+    BadInput:
+      description: A parameter or body field is wrong; `parameter` names it.
+      content:
+        application/json:
+          schema: { $ref: "#/components/schemas/Error" }
+    NotFound:
+      description: No such thing.
+      content:
+        application/json:
+          schema: { $ref: "#/components/schemas/Error" }
+    Unauthorized:
+      description: The mock runs with `--admin-token` and the request did not carry it.
+      headers:
+        WWW-Authenticate:
+          schema: { type: string, const: Bearer }
+      content:
+        application/json:
+          schema: { $ref: "#/components/schemas/Error" }
+    TooLarge:
+      description: The body is over the route's limit.
+  schemas:
+    Status:
+      type: object
+      required: [status]
+      properties:
+        status: { type: string, enum: [ok, ready, starting] }
+        certificates: { type: string }
+    Error:
+      type: object
+      required: [error]
+      properties:
+        error: { type: string }
+        parameter: { type: string }
+    PushType:
+      type: string
+      enum: [alert, background, location, voip, complication, fileprovider, mdm, liveactivity, pushtotalk, widgets, controls]
+    Kind:
+      type: string
+      enum: [push, broadcast, channel-create, channel-read, channel-delete, channel-list]
+    NullableString:
+      type: [string, "null"]
+    Header:
+      type: object
+      required: [name, value]
+      properties:
+        name: { type: string }
+        value: { type: string }
+    Authentication:
+      type: object
+      required: [method]
+      properties:
+        method: { type: string, enum: [token, certificate, none, missing] }
+        keyId: { type: string }
+        teamId: { type: string }
+        issuedAt: { type: [integer, "null"] }
+        signatureVerified: { type: boolean }
+        error: { type: string }
+        subject: { type: string }
+        topics: { type: array, items: { type: string } }
+    Warning:
+      type: object
+      required: [code, path, message]
+      properties:
+        code: { type: string }
+        path: { type: string }
+        message: { type: string }
+    Response:
+      type: object
+      required: [status, reason]
+      properties:
+        status: { type: integer }
+        reason: { $ref: "#/components/schemas/NullableString" }
+        apnsId: { $ref: "#/components/schemas/NullableString" }
+        requestId: { $ref: "#/components/schemas/NullableString" }
+        apnsUniqueId: { $ref: "#/components/schemas/NullableString" }
+        timestamp: { type: integer, description: "With 410 Unregistered: milliseconds since the epoch." }
+    Recording:
+      type: object
+      description: One request and the answer it got (the record file's lines have the same form).
+      required: [sequence, receivedAt, receivedAtMillis, connectionId, streamId, kind, method, path, headers, payloadSize, warnings, response]
+      properties:
+        sequence: { type: integer, minimum: 1 }
+        receivedAt: { type: string, format: date-time }
+        receivedAtMillis: { type: integer }
+        connectionId: { type: integer }
+        streamId: { type: integer }
+        kind: { $ref: "#/components/schemas/Kind" }
+        bundleId: { type: string }
+        channelId: { type: string }
+        method: { type: string }
+        path: { type: string }
+        authority: { $ref: "#/components/schemas/NullableString" }
+        deviceToken: { $ref: "#/components/schemas/NullableString" }
+        topic: { $ref: "#/components/schemas/NullableString" }
+        pushType: { $ref: "#/components/schemas/NullableString" }
+        headers: { type: array, items: { $ref: "#/components/schemas/Header" } }
+        payloadSize: { type: integer, minimum: 0 }
+        payloadTruncated: { type: boolean }
+        payloadText: { type: string }
+        payload: { description: The body when it is a JSON object, else null. }
+        authentication:
+          oneOf:
+            - { $ref: "#/components/schemas/Authentication" }
+            - { type: "null" }
+        scenarioRule: { $ref: "#/components/schemas/NullableString" }
+        faults: { type: array, items: { type: string } }
+        warnings: { type: array, items: { $ref: "#/components/schemas/Warning" } }
+        response:
+          oneOf:
+            - { $ref: "#/components/schemas/Response" }
+            - { type: "null" }
+        abandoned: { type: string, description: "Why there was no answer (with response null)." }
+    NotificationPage:
+      type: object
+      required: [notifications, total, next]
+      properties:
+        notifications: { type: array, items: { $ref: "#/components/schemas/Recording" } }
+        total: { type: integer, minimum: 0, description: All that match, not only this page. }
+        next:
+          oneOf:
+            - type: object
+              properties:
+                after: { type: integer }
+                before: { type: integer }
+            - { type: "null" }
+    WaitResult:
+      type: object
+      required: [notifications, total]
+      properties:
+        notifications: { type: array, items: { $ref: "#/components/schemas/Recording" } }
+        total: { type: integer, minimum: 0 }
+        error: { type: string }
+    Statistics:
+      type: object
+      required: [received, byStatus, byReason, byKind, byWarning, abandoned, recorder, connections, sinks]
+      properties:
+        received: { type: integer }
+        byStatus: { type: object, additionalProperties: { type: integer } }
+        byReason: { type: object, additionalProperties: { type: integer } }
+        byKind: { type: object, additionalProperties: { type: integer } }
+        byWarning: { type: object, additionalProperties: { type: integer } }
+        abandoned: { type: integer }
+        recorder:
+          type: object
+          required: [stored, capacity, evicted]
+          properties:
+            stored: { type: integer }
+            capacity: { type: integer }
+            evicted: { type: integer }
+        connections:
+          type: object
+          required: [open, accepted]
+          properties:
+            open: { type: integer }
+            accepted: { type: integer }
+        sinks:
+          type: array
+          items:
+            type: object
+            required: [name, policy, capacity, queued, peakQueued, written, skipped, backPressurePauses]
+            properties:
+              name: { type: string }
+              policy: { type: string, enum: [lossless, skip-ahead] }
+              capacity: { type: integer }
+              queued: { type: integer }
+              peakQueued: { type: integer }
+              written: { type: integer }
+              skipped: { type: integer }
+              backPressurePauses: { type: integer }
+              lastError: { type: string }
+    ScenarioState:
+      type: object
+      required: [scenario, seed, startedAt, requests, rules, devices]
+      properties:
+        scenario:
+          type: object
+          description: The scenario as loaded, in the form PUT accepts.
+          required: [name]
+          properties:
+            name: { type: string }
+        seed: { type: [integer, string] }
+        startedAt: { type: integer }
+        requests: { type: integer }
+        rules:
+          type: array
+          items:
+            type: object
+            required: [index, name, hits, exhausted]
+            properties:
+              index: { type: integer }
+              name: { type: string }
+              hits: { type: integer }
+              exhausted: { type: boolean }
+              nextStep: { type: integer }
+        devices: { type: array, items: { $ref: "#/components/schemas/Device" } }
+    ScenarioRejected:
+      type: object
+      required: [error, problems, details]
+      properties:
+        error: { type: string }
+        problems:
+          type: array
+          description: "Each as `source:line:column: field: message`."
+          items: { type: string }
+        details:
+          type: array
+          items:
+            type: object
+            required: [source, line, column, field, message]
+            properties:
+              source: { type: string }
+              line: { type: [integer, "null"] }
+              column: { type: [integer, "null"] }
+              field: { $ref: "#/components/schemas/NullableString" }
+              message: { type: string }
+    Device:
+      type: object
+      required: [token, topic, environment]
+      properties:
+        token: { type: string }
+        topic: { type: string }
+        environment: { type: string, enum: [development, production] }
+        name: { type: string }
+        unregisteredAt: { type: integer, description: Milliseconds since the epoch. }
+    DeviceInput:
+      type: object
+      additionalProperties: false
+      required: [token, topic]
+      properties:
+        token: { type: string, pattern: "^[0-9a-fA-F]+$" }
+        topic: { type: string, minLength: 1 }
+        environment: { type: string, enum: [development, production, sandbox] }
+        name: { type: string }
+        unregisteredAt: { type: integer }
+    Channel:
+      type: object
+      required: [id, bundleId, environment, messageStoragePolicy, createdAt]
+      properties:
+        id: { type: string }
+        bundleId: { type: string }
+        environment: { type: string, enum: [development, production] }
+        messageStoragePolicy: { type: integer, enum: [0, 1] }
+        createdAt: { type: string, format: date-time }
+    Preview:
+      type: object
+      required: [apps, liveActivities, silent, notDelivered]
+      properties:
+        apps:
+          type: array
+          items:
+            type: object
+            required: [bundleId, badge, stacks]
+            properties:
+              bundleId: { type: string }
+              badge: { type: [integer, "null"] }
+              stacks: { type: array, items: { type: object } }
+        liveActivities: { type: array, items: { type: object } }
+        silent: { type: array, items: { type: object } }
+        notDelivered: { type: array, items: { type: object } }
+
+"""#
+}

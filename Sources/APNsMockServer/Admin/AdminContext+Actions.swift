@@ -1,0 +1,72 @@
+import APNsMock
+
+extension AdminContext {
+    /// The whole mock back to its start state, for a test's set-up: no scenario, no devices, no recordings,
+    /// the recorder's counts and the sinks' queues as after a start. Process-lifetime counters stay (Prometheus
+    /// counters never go down; connections accepted; sequence numbers).
+    package func resetToStart() {
+        scenario.resetToStart()
+        store.clear()
+        channels.removeAll()
+        MemoryRelease.returnFreedMemoryToTheSystem()
+    }
+
+    /// Forgets every recording and the counts made from them.
+    package func clearNotifications() {
+        store.clear()
+        MemoryRelease.returnFreedMemoryToTheSystem()
+    }
+
+    /// `GET /admin/stats`'s object.
+    package func statisticsObject() -> [String: Any] {
+        let statistics = store.statistics()
+        return [
+            "received": statistics.received,
+            "byStatus": Dictionary(uniqueKeysWithValues: statistics.byStatus.map { (String($0.key), $0.value) }),
+            "byReason": statistics.byReason,
+            "byKind": statistics.byKind,
+            "byWarning": statistics.byWarning,
+            "abandoned": statistics.abandoned,
+            "recorder": [
+                "stored": statistics.stored,
+                "capacity": statistics.capacity,
+                "evicted": statistics.evicted,
+            ],
+            "connections": [
+                "open": tracker.openConnections,
+                "accepted": tracker.acceptedConnections,
+            ],
+            "sinks": recorder.sinkStatistics().map(AdminRoutes.sinkJSON),
+        ]
+    }
+
+    /// A rejected scenario's problems as the admin API lists them: `problems` (one line each) and `details`
+    /// (source, line, column, field, message) for clients that point at the place.
+    package static func scenarioProblemsObject(_ problems: [ScenarioProblem]) -> [String: Any] {
+        [
+            "error": "the scenario is not valid; the previous one stays in force",
+            "problems": problems.map(\.description),
+            "details": problems.map { problem -> [String: Any] in
+                var object: [String: Any] = ["source": problem.source, "message": problem.message]
+                object["line"] = problem.line as Any
+                object["column"] = problem.column as Any
+                object["field"] = problem.field as Any
+                return object
+            },
+        ]
+    }
+}
+
+extension AdminContext {
+    /// Where a scenario put through the admin API (or the testing module) says it came from in its problems.
+    package static let scenarioSource = "PUT /admin/scenario"
+
+    /// Validates a scenario (YAML or JSON) within the YAML limits and puts it in force; on error the old one stays.
+    /// - Parameter byteCount: the size as received, when the text was decoded from bytes.
+    package func replaceScenario(text: String, byteCount: Int? = nil) throws(ScenarioLoadError) {
+        if let problem = YAMLLimits.sizeProblem(byteCount: byteCount ?? text.utf8.count) {
+            throw ScenarioLoadError(problems: [ScenarioProblem(source: Self.scenarioSource, line: nil, column: nil, field: nil, message: problem)])
+        }
+        scenario.replace(with: try ScenarioLoader.load(text: text, source: Self.scenarioSource))
+    }
+}
