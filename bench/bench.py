@@ -43,6 +43,14 @@ LOOPBACK = "127.0.0.1"
 # --------------------------------------------------------------------------------------------------------------
 # Small helpers
 
+# The second apns-mock row: `--threads 1`, like the references' single worker.
+ONE_THREAD = "apns-mock-1t"
+
+
+def is_apns_mock(name: str) -> bool:
+    return name in ("apns-mock", ONE_THREAD)
+
+
 
 def log(message: str) -> None:
     print(f"bench: {message}", file=sys.stderr, flush=True)
@@ -254,11 +262,20 @@ class Server:
 class ApnsMock(Server):
     name = "apns-mock"
 
-    def __init__(self, workdir, pin, binary: str, threads: int, max_recorded: int, extra_args: list[str]):
+    def __init__(self, workdir, pin, binary: str, threads: int, max_recorded: int, extra_args: list[str],
+                 name: str = "apns-mock"):
+        # `threads` 0: serve's default (one event loop per core), what users run.
+        self.name = name
         super().__init__(workdir, pin)
         self.binary = binary
         self.threads = threads
         self.max_recorded = max_recorded
+        # Each apns-mock row writes its own record file.
+        self.record_file = None
+        extra_args = list(extra_args)
+        if "--record-file" in extra_args:
+            index = extra_args.index("--record-file") + 1
+            extra_args[index] = self.record_file = f"{extra_args[index]}-{name}"
         self.extra_args = extra_args
         self.admin_port = 0
 
@@ -268,7 +285,7 @@ class ApnsMock(Server):
             self.binary,
             "--host", LOOPBACK, "--port", "0",
             "--admin-host", LOOPBACK, "--admin-port", "0", "--channels-port", "0",
-            "--threads", str(self.threads),
+        ] + (["--threads", str(self.threads)] if self.threads else []) + [
             "--max-recorded", str(self.max_recorded),
             "--certs-dir", str(CERTS),
         ] + self.extra_args
@@ -519,6 +536,7 @@ class Bench:
         self.problems: list[str] = []
         self.available = {
             "apns-mock": True,
+            ONE_THREAD: True,
             "nginx": shutil.which("nginx") is not None,
             "nghttpd": shutil.which("nghttpd") is not None,
         }
@@ -532,10 +550,11 @@ class Bench:
         self.default_apns_mock_args = ["--auth", "none"] if self.auth_flag else []
 
     def make_server(self, name: str, max_recorded: int, apns_mock_args: list[str] | None = None) -> Server:
-        if name == "apns-mock":
+        if is_apns_mock(name):
             flags = self.default_apns_mock_args if apns_mock_args is None else apns_mock_args
-            return ApnsMock(self.workdir, self.server_pin, self.args.binary, self.args.threads, max_recorded,
-                            flags + self.args.server_arg)
+            threads = 1 if name == ONE_THREAD else self.args.threads
+            return ApnsMock(self.workdir, self.server_pin, self.args.binary, threads, max_recorded,
+                            flags + self.args.server_arg, name=name)
         if name == "nginx":
             return Nginx(self.workdir, self.server_pin)
         return Nghttpd(self.workdir, self.server_pin)
@@ -547,7 +566,7 @@ class Bench:
     def check_round(self, server: Server, workload: Workload, result: dict, stats: dict | None) -> None:
         """What makes the harness (not the speed) wrong: failed requests, and the recorder disagreeing."""
         requested = result["requested"]
-        if server.name == "apns-mock":
+        if is_apns_mock(server.name):
             refused = result["errored"]
             if (workload.refusals_allowed and 0 < refused <= workload.refusals_allowed
                     and result["failed"] == refused and result["succeeded"] + refused == requested
@@ -647,27 +666,46 @@ class Bench:
                         "refused_at_start": sum(r.get("refused_at_start", 0) for r in per_server[server.name]),
                         "failed": sum(r["failed"] - r.get("refused_at_start", 0) for r in per_server[server.name]),
                         "rounds": per_server[server.name],
-                        **({"record_file": record_file} if record_file and server.name == "apns-mock" else {}),
+                        **({"record_file": record_file[server.name]} if record_file and server.name in record_file else {}),
                     })
             finally:
                 for server in running:
                     server.stop()
         return summaries
 
+    def cores_rows(self, workload: Workload, rounds: int, servers: list[str]) -> list[dict]:
+        """The throughput workload with the servers on cores 0..n-1 and h2load on n..last, for every n that leaves
+        h2load a core: how apns-mock scales with the cores it is given (its default event loop count follows)."""
+        total = len(os.sched_getaffinity(0))
+        rows = []
+        saved = (self.server_pin, self.args.pin, self.args.client_cpu)
+        try:
+            for n in range(1, total):
+                self.server_pin = ",".join(str(c) for c in range(n))
+                self.args.pin, self.args.client_cpu = True, ",".join(str(c) for c in range(n, total))
+                for row in self.run_workloads([workload], rounds, servers):
+                    row["server_cpus"], row["client_cpus"] = self.server_pin, self.args.client_cpu
+                    rows.append(row)
+        finally:
+            self.server_pin, self.args.pin, self.args.client_cpu = saved
+        return rows
+
     def check_record_file(self, running: list, workload: Workload) -> dict | None:
         """With --record-file: once its queue has drained, the file must hold one JSON line per recording made."""
         args = workload.apns_mock_args or []
         if "--record-file" not in args:
             return None
-        path = Path(args[args.index("--record-file") + 1])
-        server = next(s for s in running if isinstance(s, ApnsMock))
+        return {s.name: self.check_one_record_file(s, Path(s.record_file)) for s in running if isinstance(s, ApnsMock)}
+
+    def check_one_record_file(self, server, path: Path) -> dict:
         deadline = time.monotonic() + 60
         while True:
+            # The writer empties its queue before it counts what it wrote: wait for both to settle.
             sink = next(s for s in server.stats().get("sinks", []) if s["name"] == "file")
-            if sink["queued"] == 0 or time.monotonic() > deadline:
+            lines = sum(1 for _ in open(path, "rb"))
+            if (sink["queued"] == 0 and sink["written"] == lines) or time.monotonic() > deadline:
                 break
             time.sleep(0.05)
-        lines = sum(1 for _ in open(path, "rb"))
         if sink["queued"] or sink["written"] != lines:
             self.problem(f"record file {path}: {lines} lines, sink written {sink['written']}, queued {sink['queued']}")
         return {"lines": lines, "written": sink["written"], "peak_queued": sink["peakQueued"],
@@ -737,9 +775,7 @@ def add_ratios(summaries: list[dict]) -> None:
     for s in summaries:
         by_workload.setdefault(s["workload"], {})[s["server"]] = s
     for servers in by_workload.values():
-        mine = servers.get("apns-mock")
-        if not mine:
-            continue
+      for mine in [row for name, row in servers.items() if is_apns_mock(name)]:
         own = {r["round"]: r["req_per_s"] for r in mine["rounds"] if r.get("kind") != "latency"}
         for ref in ("nginx", "nghttpd"):
             theirs = servers.get(ref)
@@ -751,6 +787,25 @@ def add_ratios(summaries: list[dict]) -> None:
             mine[f"ratio_{ref}_rounds"] = [round(x, 3) for x in paired]
             if theirs["req_per_s_median"]:
                 mine[f"ratio_of_medians_{ref}"] = round(mine["req_per_s_median"] / theirs["req_per_s_median"], 3)
+            # CPU per request against the reference's, paired by round the same way.
+            own_cpu = {r["round"]: r.get("cpu_s_per_100k") for r in mine["rounds"] if r.get("kind") != "latency"}
+            other_cpu = {r["round"]: r.get("cpu_s_per_100k") for r in theirs["rounds"] if r.get("kind") != "latency"}
+            cpu_pairs = [own_cpu[i] / other_cpu[i] for i in sorted(own_cpu) if own_cpu[i] and other_cpu.get(i)]
+            mine[f"cpu_ratio_{ref}"] = round(median(cpu_pairs), 3) if cpu_pairs else None
+
+
+def print_cores(rows: list[dict]) -> None:
+    """req/s and CPU per request with the servers confined to N cores and h2load on the others."""
+    if not rows:
+        print("cores: this machine has too few cores to pin the servers and h2load apart")
+        return
+    print("cores (throughput -c 4 -m 100; servers pinned with taskset, h2load on the remaining cores):")
+    print(f"{'server cores':>12} {'client cores':>12} {'server':<12} {'req/s median':>12} {'CPU µs/req':>10}")
+    for r in rows:
+        cpu = r["cpu_s_per_100k_median"]
+        print(f"{r['server_cpus']:>12} {r['client_cpus']:>12} {r['server']:<12} {r['req_per_s_median']:>12,.0f} "
+              f"{('-' if cpu is None else f'{cpu * 10:.2f}'):>10}")
+    print()
 
 
 def merge_counts(dicts: list[dict]) -> dict:
@@ -827,8 +882,8 @@ def fmt_ratio(a, b) -> str:
 
 
 def print_workload_table(summaries: list[dict]) -> None:
-    header = (f"{'workload':<17} {'h2load':<12} {'server':<10} {'req/s median':>12} {'(min-max)':>19} {'/nginx':>6} "
-              f"{'/nghttpd':>8} {'p50 ms':>7} {'p99 ms':>7} {'CPU s/100k':>10} {'peak RSS MB':>11}  status")
+    header = (f"{'workload':<17} {'h2load':<12} {'server':<12} {'req/s median':>12} {'(min-max)':>19} {'/nginx':>6} "
+              f"{'/nghttpd':>8} {'p50 ms':>7} {'p99 ms':>7} {'CPU µs/req':>10} {'CPU/nginx':>9} {'peak RSS MB':>11}  status")
     print(header)
     print("-" * len(header))
     by_workload: dict[str, list[dict]] = {}
@@ -838,7 +893,8 @@ def print_workload_table(summaries: list[dict]) -> None:
         for i, r in enumerate(rows):
             label = r["label"] if i == 0 else ""
             shape = f"-c {r['clients']} -m {r['streams']}" if i == 0 else f"-n {r['requests']}" if i == 1 else ""
-            mine = r["server"] == "apns-mock"
+            mine = is_apns_mock(r["server"])
+            cpu_nginx = fmt_x(r.get("cpu_ratio_nginx")) if mine else ""
             ratio_nginx = fmt_x(r.get("ratio_nginx")) if mine else ""
             ratio_ngh = fmt_x(r.get("ratio_nghttpd")) if mine else ""
             span = f"({r['req_per_s_min']:,.0f}-{r['req_per_s_max']:,.0f})"
@@ -848,9 +904,10 @@ def print_workload_table(summaries: list[dict]) -> None:
             if r["failed"]:
                 codes += f" FAILED {r['failed']}"
             cpu = r["cpu_s_per_100k_median"]
-            print(f"{label:<17} {shape:<12} {r['server']:<10} {r['req_per_s_median']:>12,.0f} {span:>19} "
+            # CPU seconds per 100,000 requests = µs per request × 10.
+            print(f"{label:<17} {shape:<12} {r['server']:<12} {r['req_per_s_median']:>12,.0f} {span:>19} "
                   f"{ratio_nginx:>6} {ratio_ngh:>8} {fmt_ms(r['p50_us_median']):>7} {fmt_ms(r['p99_us_median']):>7} "
-                  f"{('-' if cpu is None else f'{cpu:.2f}'):>10} {fmt_mb(r['peak_rss_kb']):>11}  {codes}")
+                  f"{('-' if cpu is None else f'{cpu * 10:.2f}'):>10} {cpu_nginx:>9} {fmt_mb(r['peak_rss_kb']):>11}  {codes}")
     print()
 
 
@@ -908,6 +965,23 @@ def targets(summaries: list[dict], memory: dict | None) -> list[dict]:
     if pa and pn:
         add("p99 latency vs nginx (-c 1 -m 1)", round(pa / pn, 2), "<= 1.5", pa / pn <= 1.5,
             f"{fmt_ms(pa)} ms vs {fmt_ms(pn)} ms = {pa / pn:.2f}x")
+    # Issue 19: the default configuration (one event loop per core) against the references, and token auth.
+    ngh = get("throughput", "apns-mock", "ratio_nghttpd")
+    if ngh:
+        add("default config: throughput vs nghttpd", ngh, ">= 0.8", ngh >= 0.8, f"{ngh:.2f}x")
+    cpu = get("throughput", "apns-mock", "cpu_ratio_nginx")
+    if cpu:
+        add("default config: CPU per request vs nginx", cpu, "<= 0.6", cpu <= 0.6, f"{cpu:.2f}x")
+    one = get("throughput", ONE_THREAD, "cpu_s_per_100k_median")
+    default_cpu = get("throughput", "apns-mock", "cpu_s_per_100k_median")
+    if one and default_cpu:
+        add("default config: CPU per request vs --threads 1", round(default_cpu / one, 2), "<= 1.0",
+            default_cpu / one <= 1.0, f"{default_cpu * 10:.2f} vs {one * 10:.2f} µs = {default_cpu / one:.2f}x")
+    token_rate = get("token", "apns-mock", "req_per_s_median")
+    plain_rate = get("throughput", "apns-mock", "req_per_s_median")
+    if token_rate and plain_rate:
+        add("token auth vs --auth none", round(token_rate / plain_rate, 2), ">= 0.85", token_rate / plain_rate >= 0.85,
+            f"{token_rate / plain_rate:.0%}")
     if memory:
         last = memory["checkpoints"][-1]
         if last["recorded"] >= 1_000_000:
@@ -922,9 +996,9 @@ def targets(summaries: list[dict], memory: dict | None) -> list[dict]:
 def print_targets(found: list[dict]) -> None:
     if not found:
         return
-    print("targets (issue 6):")
+    print("targets (issues 6, 12 and 19):")
     for t in found:
-        print(f"  [{'met ' if t['met'] else 'MISS'}] {t['target']:<38} {t['text']:<28} target {t['limit']}")
+        print(f"  [{'met ' if t['met'] else 'MISS'}] {t['target']:<48} {t['text']:<32} target {t['limit']}")
     print()
 
 
@@ -978,13 +1052,16 @@ def main() -> int:
     parser.add_argument("--binary", required=True, help="the release apns-mock executable")
     parser.add_argument("--rounds", type=int, help="rounds per workload (full mode: 5)")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every request count (e.g. 0.5)")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="apns-mock event loops (default 1, like the references' one worker)")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="the headline apns-mock's event loops (default: serve's own, one per core, what users "
+                             "run); the apns-mock-1t row always runs --threads 1, like the references' one worker")
     parser.add_argument("--pin", action="store_true",
                         help="taskset: servers on --server-cpus, h2load on --client-cpu (needs 2+ cores)")
     parser.add_argument("--server-cpus", default="0")
     parser.add_argument("--client-cpu", default="1")
-    parser.add_argument("--servers", default="apns-mock,nginx,nghttpd", help="comma-separated subset")
+    parser.add_argument("--servers", default=f"apns-mock,{ONE_THREAD},nginx,nghttpd", help="comma-separated subset")
+    parser.add_argument("--cores", action="store_true",
+                        help="also the throughput workload with the servers pinned to 1, 2, … cores and h2load on the rest")
     parser.add_argument("--token", dest="token", action="store_const", const="yes", default="auto",
                         help="require the token-auth workload (default: run it when `apns-mock token` works)")
     parser.add_argument("--no-token", dest="token", action="store_const", const="no",
@@ -1063,8 +1140,13 @@ def main() -> int:
             print(f"apns-mock vs nginx vs nghttpd: h2load, {bench.body.stat().st_size}-byte POST, TLS + HTTP/2, "
                   f"{rounds} round(s) per workload (+1 logged for latency where h2load keeps streams in flight), "
                   f"{len(os.sched_getaffinity(0))} cores, apns-mock "
-                  f"--threads {args.threads}{', pinned' if args.pin else ''}")
+                  f"--threads {args.threads or 'default (' + str(len(os.sched_getaffinity(0))) + ')'}"
+                  f"{', pinned' if args.pin else ''}; {ONE_THREAD}: --threads 1")
             print_workload_table(summaries)
+            if args.cores:
+                cores = bench.cores_rows(Workload("throughput", "throughput", 4, 100, scale(400_000)), rounds, servers)
+                print_cores(cores)
+                result_doc["cores"] = cores
             print_record_file(summaries)
             if not args.no_memory:
                 checkpoints = [2_000, 20_000] if args.quick else [10_000, 100_000, 1_000_000]
@@ -1113,6 +1195,7 @@ def main() -> int:
             "nginx": tool_version(["nginx", "-v"]) if bench.available["nginx"] else None,
         },
         "workloads": summaries,
+        "cores": result_doc.get("cores"),
         "scalability": scalability,
         "memory": memory,
         "targets": found,

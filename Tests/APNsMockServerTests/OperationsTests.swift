@@ -49,6 +49,12 @@ struct OperationsTests {
             #expect(samples[#"apns_mock_requests_by_push_type_total{push_type="none"}"#] == 1, "\(body)")
             #expect(samples[#"apns_mock_requests_by_push_type_total{push_type="invalid"}"#] == 1, "\(body)")
             #expect(samples["apns_mock_request_duration_seconds_count"] == 5, "\(body)")
+            // Cumulative buckets ending in +Inf = count, one HELP and TYPE line (the histogram is apns-mock's own).
+            #expect(samples[#"apns_mock_request_duration_seconds_bucket{le="+Inf"}"#] == 5, "\(body)")
+            #expect((samples[#"apns_mock_request_duration_seconds_bucket{le="5.0"}"#] ?? 0) <= 5, "\(body)")
+            #expect((samples[#"apns_mock_request_duration_seconds_bucket{le="0.00005"}"#] ?? -1) >= 0, "\(body)")
+            #expect((samples["apns_mock_request_duration_seconds_sum"] ?? 0) > 0, "\(body)")
+            #expect(body.components(separatedBy: "# TYPE apns_mock_request_duration_seconds histogram").count == 2, "\(body)")
             #expect(samples["apns_mock_recorder_stored"] == 5, "\(body)")
             #expect(samples["apns_mock_connections_accepted"] == 1, "\(body)")
         }

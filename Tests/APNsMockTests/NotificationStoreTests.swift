@@ -61,6 +61,37 @@ struct NotificationStoreRecordingTests {
         #expect(store.append(recording()) == 3)
     }
 
+    @Test func aBatchIsNumberedInOrderCountedEvictedAndEmptied() {
+        let store = NotificationStore(capacity: 3)
+        store.append(recording(token: tokenA))
+        var batch = [recording(token: tokenB), recording(token: tokenA, reason: .badDeviceToken), recording(token: tokenB)]
+        store.append(contentsOf: &batch)
+        #expect(batch.isEmpty)
+        #expect(store.list().notifications.map(\.sequence) == [2, 3, 4])
+        #expect(store.list().notifications.map(\.deviceToken) == [tokenB, tokenA, tokenB])
+        let statistics = store.statistics()
+        #expect(statistics.received == 4)
+        #expect(statistics.evicted == 1)
+        #expect(statistics.byStatus[400] == 1)
+        var empty: [RecordedNotification] = []
+        store.append(contentsOf: &empty)
+        #expect(store.append(recording()) == 5)
+    }
+
+    @Test func aBatchWakesAWaiterWithTheFirstMatchesInOrder() async {
+        let store = NotificationStore()
+        var query = NotificationQuery()
+        query.deviceToken = tokenB
+        query.limit = 2
+        let waiter = Task { await store.wait(for: query, count: 2, timeout: .seconds(30)) }
+        for _ in 0..<10 { await Task.yield() }
+        var batch = [recording(token: tokenB), recording(token: tokenA), recording(token: tokenB), recording(token: tokenB)]
+        store.append(contentsOf: &batch)
+        let result = await waiter.value
+        #expect(result.satisfied)
+        #expect(result.notifications.map(\.sequence) == [1, 3])
+    }
+
     @Test func keepsRecordingsInArrivalOrder() {
         let store = NotificationStore()
         store.append(recording(token: tokenB))

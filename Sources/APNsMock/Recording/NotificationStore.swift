@@ -98,43 +98,72 @@ public final class NotificationStore: Sendable {
         // Optional, because a value captured by the lock's closure can only be moved out of one.
         var pending: RecordedNotification? = consume notification
         let sequence = state.withLock { state in
-            let sequence = state.nextSequence
-            pending!.sequence = sequence
-            state.nextSequence += 1
-            state.statistics.received += 1
-            // `status` and `reason`, not `response`: rebuilding the answer formats its IDs, inside the lock.
-            if let status = pending!.status {
-                if status == 200 { state.answered200 += 1 } else { state.statistics.byStatus[status, default: 0] += 1 }
-                if let reason = pending!.reason { state.statistics.byReason[reason.rawValue, default: 0] += 1 }
-            } else {
-                state.statistics.abandoned += 1
-            }
-            // Extras are there for a small share of requests (device pushes under `--auth none` share one).
-            if let broadcast = pending!.broadcast { state.statistics.byKind[broadcast.kind.rawValue, default: 0] += 1 }
-            for warning in pending!.warnings { state.statistics.byWarning[warning.code, default: 0] += 1 }
-            if state.records.count >= capacity, let evicted = state.records.popFirst() {
-                state.statistics.evicted += 1
-                if !state.waiters.isEmpty {
-                    for id in state.waiters.keys where state.waiters[id]!.query.matches(evicted) {
-                        state.waiters[id]!.matched -= 1
-                    }
-                }
-            }
-            // Inside the lock, so a record file sees recordings in sequence order.
-            onAppend?(pending!)
-            if !state.waiters.isEmpty {
-                for id in Array(state.waiters.keys) where state.waiters[id]!.query.matches(pending!) {
-                    state.waiters[id]!.matched += 1
-                    if state.waiters[id]!.matched >= state.waiters[id]!.wanted {
-                        ready.append(state.waiters.removeValue(forKey: id)!.continuation)
-                    }
-                }
-            }
-            state.records.append(pending.take()!)
-            state.statistics.stored = state.records.count
-            return sequence
+            insert(&pending, into: &state, ready: &ready)
         }
         for continuation in ready { continuation.resume(returning: true) }
+        return sequence
+    }
+
+    /// Records a connection's batch of notifications, in order, under one acquisition of the lock, and empties
+    /// the batch (keeping its capacity).
+    ///
+    /// With one event loop per core, loops appending one recording at a time contended for this lock on every
+    /// request (a futex call every 20 requests at 2 loops, and a third more CPU per request than one loop).
+    public func append(contentsOf batch: inout [RecordedNotification]) {
+        guard !batch.isEmpty else { return }
+        var ready: [CheckedContinuation<Bool, Never>] = []
+        // Taken out from the back after one reversal: moved, not copied, into the index.
+        batch.reverse()
+        state.withLock { state in
+            while let next = batch.popLast() {
+                var pending: RecordedNotification? = consume next
+                _ = insert(&pending, into: &state, ready: &ready)
+            }
+        }
+        for continuation in ready { continuation.resume(returning: true) }
+    }
+
+    /// Numbers one recording, counts it, evicts the oldest when full, tells the sinks and the waiters, and moves it
+    /// into the index. Called with the lock held.
+    private func insert(
+        _ pending: inout RecordedNotification?,
+        into state: inout State,
+        ready: inout [CheckedContinuation<Bool, Never>]
+    ) -> UInt64 {
+        let sequence = state.nextSequence
+        pending!.sequence = sequence
+        state.nextSequence += 1
+        state.statistics.received += 1
+        // `status` and `reason`, not `response`: rebuilding the answer formats its IDs, inside the lock.
+        if let status = pending!.status {
+            if status == 200 { state.answered200 += 1 } else { state.statistics.byStatus[status, default: 0] += 1 }
+            if let reason = pending!.reason { state.statistics.byReason[reason.rawValue, default: 0] += 1 }
+        } else {
+            state.statistics.abandoned += 1
+        }
+        // Extras are there for a small share of requests (device pushes under `--auth none` share one).
+        if let broadcast = pending!.broadcast { state.statistics.byKind[broadcast.kind.rawValue, default: 0] += 1 }
+        for warning in pending!.warnings { state.statistics.byWarning[warning.code, default: 0] += 1 }
+        if state.records.count >= capacity, let evicted = state.records.popFirst() {
+            state.statistics.evicted += 1
+            if !state.waiters.isEmpty {
+                for id in state.waiters.keys where state.waiters[id]!.query.matches(evicted) {
+                    state.waiters[id]!.matched -= 1
+                }
+            }
+        }
+        // Inside the lock, so a record file sees recordings in sequence order.
+        onAppend?(pending!)
+        if !state.waiters.isEmpty {
+            for id in Array(state.waiters.keys) where state.waiters[id]!.query.matches(pending!) {
+                state.waiters[id]!.matched += 1
+                if state.waiters[id]!.matched >= state.waiters[id]!.wanted {
+                    ready.append(state.waiters.removeValue(forKey: id)!.continuation)
+                }
+            }
+        }
+        state.records.append(pending.take()!)
+        state.statistics.stored = state.records.count
         return sequence
     }
 

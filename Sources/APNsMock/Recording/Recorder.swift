@@ -39,6 +39,36 @@ public final class Recorder: Sendable {
         delivery: AnswerDelivery = .sent,
         context: inout RecordingContext
     ) -> UInt64 {
+        store.append(recording(request, streamID: streamID, connection: connection, outcome: outcome, delivery: delivery, context: &context))
+    }
+
+    /// Makes the recording as `record` does, into a connection's batch; `commit` stores the batch. A connection
+    /// handler records a read's requests so, taking the store's lock once per read rather than once per request.
+    public func record(
+        _ request: borrowing APNsRequest,
+        streamID: Int32,
+        connection: ConnectionInfo,
+        outcome: borrowing RecordingOutcome,
+        delivery: AnswerDelivery = .sent,
+        into batch: inout [RecordedNotification],
+        context: inout RecordingContext
+    ) {
+        batch.append(recording(request, streamID: streamID, connection: connection, outcome: outcome, delivery: delivery, context: &context))
+    }
+
+    /// Stores a batch made by `record(…into:…)`, in order, and empties it.
+    public func commit(_ batch: inout [RecordedNotification]) {
+        store.append(contentsOf: &batch)
+    }
+
+    private func recording(
+        _ request: borrowing APNsRequest,
+        streamID: Int32,
+        connection: ConnectionInfo,
+        outcome: borrowing RecordingOutcome,
+        delivery: AnswerDelivery,
+        context: inout RecordingContext
+    ) -> RecordedNotification {
         var response = outcome.response
         var extras = outcome.extras
         if case .notSent(let because) = delivery, let answer = response {
@@ -53,17 +83,15 @@ public final class Recorder: Sendable {
             )
             response = nil
         }
-        return store.append(
-            RecordedNotification(
-                sequence: 0,
-                receivedAt: outcome.receivedAt,
-                connectionID: connection.id,
-                streamID: streamID,
-                request: request,
-                response: response,
-                extras: extras,
-                shapes: &context.shapes
-            )
+        return RecordedNotification(
+            sequence: 0,
+            receivedAt: outcome.receivedAt,
+            connectionID: connection.id,
+            streamID: streamID,
+            request: request,
+            response: response,
+            extras: extras,
+            shapes: &context.shapes
         )
     }
 
@@ -83,6 +111,22 @@ public final class Recorder: Sendable {
             connection: connection,
             outcome: .abandoned(at: receivedAt, because: reason),
             context: &context
+        )
+    }
+
+    /// Records a request that ended before it was decided, into a connection's batch.
+    public func recordAbandoned(
+        _ request: borrowing APNsRequest,
+        streamID: Int32,
+        connection: ConnectionInfo,
+        at receivedAt: Int64,
+        because reason: String,
+        into batch: inout [RecordedNotification]
+    ) {
+        var context = RecordingContext()
+        record(
+            request, streamID: streamID, connection: connection, outcome: .abandoned(at: receivedAt, because: reason),
+            into: &batch, context: &context
         )
     }
 

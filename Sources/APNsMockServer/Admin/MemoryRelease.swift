@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import NIOCore
 
 /// Keeps the recorder's memory returnable to the system once it is cleared.
 ///
@@ -20,11 +21,15 @@ public enum MemoryRelease {
 
     /// Sets glibc's allocator up for the mock; call once, first thing in the process, before other threads allocate.
     ///
-    /// - **One arena** (`M_ARENA_MAX` 1). glibc gives other threads arenas of their own, which grow a page at a
-    ///   time with an `mprotect` each; the recorder grows by about 500 bytes per request, so that was a system
-    ///   call every 8 requests (counted with `strace -c` over 100,000 requests at `-c 4 -m 100`: 10,961
-    ///   `mprotect`; with one arena, 35 `mprotect` and 343 `brk`, since the main arena grows in 128 KiB steps).
-    ///   Threads share the arena's lock, but nearly every allocation is served by each thread's own cache first.
+    /// - **Two arenas per core and one more** (`M_ARENA_MAX`): enough for each default event loop and each of
+    ///   Swift's concurrency threads to get one of its own. Threads that share an arena take turns at its lock:
+    ///   with one arena for everything (this function's choice until it was measured with two event loops), two
+    ///   loops at `-c 4 -m 100` made 35,000 `futex` calls per 400,000 requests, all of them the arena lock in
+    ///   `malloc`; with an arena each, 3,500. One arena had been chosen because other arenas grow a page at a time
+    ///   with an `mprotect` each, when recordings copied every request's bytes a system call every 8 requests;
+    ///   recordings now share repeated bytes and the recorder's index is reserved up front (8 `mprotect` per
+    ///   400,000 requests). glibc fixes the limit at the first allocation by a second thread, so it is set here,
+    ///   first thing; `MALLOC_ARENA_MAX` in the environment, when set, wins.
     /// - **A fixed mmap threshold** (128 KiB, its default). glibc raises the threshold each time a large mmapped
     ///   block is freed, so as the recorder's index grew (doubling, freeing the old copy) its later copies came
     ///   from the heap, between recordings; after a clear that heap could not be trimmed (measured with
@@ -40,7 +45,7 @@ public enum MemoryRelease {
         let mmapThreshold: Int32 = -3
         let arenaMax: Int32 = -8
         _ = mallopt(mmapThreshold, 128 * 1024)
-        _ = mallopt(arenaMax, 1)
+        if getenv("MALLOC_ARENA_MAX") == nil { _ = mallopt(arenaMax, Int32(clamping: 2 * System.coreCount + 1)) }
         #endif
     }
 }

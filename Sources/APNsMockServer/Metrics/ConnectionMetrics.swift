@@ -65,7 +65,7 @@ struct ConnectionMetrics {
 
     /// Records how long a batch's answers took, once for each of `requests`.
     func recordLatency(_ duration: Duration, requests: Int) {
-        for _ in 0..<requests { metrics.latency.record(duration) }
+        metrics.latency.record(duration, requests: requests)
     }
 
     /// Adds the counts kept so far to the registry.

@@ -12,20 +12,15 @@ typealias Counter = Prometheus.Counter
 /// from its owner when scraped.
 public final class ProviderMetrics: Sendable {
     public let registry = PrometheusCollectorRegistry()
-    let latency: DurationHistogram
+    let latency = LatencyHistogram(
+        name: "apns_mock_request_duration_seconds",
+        help: "Time from the read that brought a request's last frame to the end of the batch that queued its answer (scenario delays included)."
+    )
     /// The gauges of the last render's `extra` series (the scenario's rule hits): series the next render does not
     /// make again (a rule of a scenario since replaced) are dropped, not left at their last value.
     private let extraGauges = Mutex<[ObjectIdentifier: Gauge]>([:])
 
-    public init() {
-        latency = registry.makeDurationHistogram(
-            descriptor: Self.name("request_duration", unit: "seconds", "Time from the read that brought a request's last frame to the end of the batch that queued its answer (scenario delays included)."),
-            buckets: [
-                .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
-                .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(500), .seconds(1), .seconds(5),
-            ]
-        )
-    }
+    public init() {}
 
     func requests(status: Int, reason: Reason?) -> Counter {
         registry.makeCounter(
@@ -108,6 +103,6 @@ public final class ProviderMetrics: Sendable {
             return previous.filter { made[$0.key] == nil }.map(\.value)
         }
         for gauge in stale { registry.unregisterGauge(gauge) }
-        return registry.emitToString()
+        return registry.emitToString() + latency.render()
     }
 }

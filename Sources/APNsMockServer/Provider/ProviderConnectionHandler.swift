@@ -33,6 +33,8 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
     /// Set once TLS tells who the client is; SETTINGS wait for it, since their stream limit depends on it.
     private var state: ProviderConnectionState?
     private var recordingContext = RecordingContext()
+    /// A read's recordings, stored together at the end of `handle`: one acquisition of the store's lock per read.
+    private var recordings: [RecordedNotification] = []
     /// A scenario outage said to refuse this connection with a GOAWAY once TLS is up.
     private var outageGoAway: (errorCode: UInt32, debugData: String)?
     private let identify: @Sendable (NIOSSLCertificate) -> CertificateIdentity?
@@ -299,11 +301,14 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
                 // Recorded beside the path: an answer when the session has sent it (a `.finished` event), a request
                 // that gets none at once, since nothing on the wire can change that.
                 if decision.response == nil {
-                    recorder.record(request, streamID: streamID, connection: connection, outcome: decision.outcome, context: &recordingContext)
+                    recorder.record(
+                        request, streamID: streamID, connection: connection, outcome: decision.outcome, into: &recordings, context: &recordingContext
+                    )
                 } else if !session.attach(decision.outcome, to: streamID) {
                     recorder.record(
                         request, streamID: streamID, connection: connection, outcome: decision.outcome,
-                        delivery: .notSent(because: "the stream closed before the answer was decided"), context: &recordingContext
+                        delivery: .notSent(because: "the stream closed before the answer was decided"), into: &recordings,
+                        context: &recordingContext
                     )
                     continue
                 }
@@ -323,10 +328,18 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
                     carriedOut += 1
                 }
             case .abandoned(let streamID, let request, let because):
-                recorder.recordAbandoned(request, streamID: streamID, connection: connection, at: receivedAt, because: because)
+                recorder.recordAbandoned(request, streamID: streamID, connection: connection, at: receivedAt, because: because, into: &recordings)
             case .finished(let streamID, let request, let outcome, let delivery):
-                recorder.record(request, streamID: streamID, connection: connection, outcome: outcome, delivery: delivery, context: &recordingContext)
-                apply(lifecycle.answerFinished(streamID: streamID), context: context)
+                recorder.record(
+                    request, streamID: streamID, connection: connection, outcome: outcome, delivery: delivery, into: &recordings,
+                    context: &recordingContext
+                )
+                let actions = lifecycle.answerFinished(streamID: streamID)
+                if !actions.isEmpty {
+                    // Stored before the lifecycle acts: a close here records what is left after these.
+                    recorder.commit(&recordings)
+                    apply(actions, context: context)
+                }
             case .libraryGoAway(let errorCode, let lastStreamID):
                 logger.warning(
                     "libnghttp2 ended the connection with GOAWAY (one of its limits, or a protocol error by the client)",
@@ -334,6 +347,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
                 )
             }
         }
+        recorder.commit(&recordings)
         // The batch's answers leave together, in the write after it: one clock reading stands for all of them.
         if carriedOut > 0 { metrics.recordLatency(ContinuousClock.now - started, requests: carriedOut) }
         metrics.flush()
