@@ -74,6 +74,15 @@ def port_open(port: int) -> bool:
         return False
 
 
+def stalled_reader(admin_port: int) -> socket.socket:
+    """Opens apns-mock's live feed and never reads it (a small receive buffer, so it stalls at once)."""
+    reader = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    reader.connect((LOOPBACK, admin_port))
+    reader.sendall(b"GET /admin/notifications/stream HTTP/1.1\r\nHost: bench\r\n\r\n")
+    return reader
+
+
 def _die_with_parent() -> None:
     """preexec_fn: the child gets SIGKILL when this script dies, even by SIGKILL."""
     try:
@@ -451,6 +460,9 @@ class Workload:
     # Another path than the device push's (the broadcast workload), and whether the device push's headers go too.
     path: str | None = None
     push_headers: bool = True
+    # A live-feed reader that connects to apns-mock's /admin/notifications/stream and never reads: the cost of a
+    # stalled inspector tab (its queue fills, then lets its oldest go).
+    stalled_reader: bool = False
     # A workload whose requests go one at a time measures latency in every round (logging one line per request
     # costs h2load about 1 us, nothing next to a round trip). The others measure throughput with h2load's
     # per-request log off, since h2load is then the limit and that log (one write(2) per request) cut what it
@@ -604,11 +616,14 @@ class Bench:
         for workload in workloads:
             max_recorded = max(workload.requests, 10_000) + 1000
             running: list[Server] = []
+            readers: list[socket.socket] = []
             try:
                 for name in servers:
                     server = self.make_server(name, max_recorded, workload.apns_mock_args)
                     server.start()
                     running.append(server)
+                    if workload.stalled_reader and isinstance(server, ApnsMock):
+                        readers.append(stalled_reader(server.admin_port))
                 for server in running:
                     warm = max(workload.clients, min(5000, workload.requests // 4))
                     run_h2load(self.args, server, workload, self.body, self.workdir, requests=warm, keep_log=False)
@@ -669,6 +684,8 @@ class Bench:
                         **({"record_file": record_file[server.name]} if record_file and server.name in record_file else {}),
                     })
             finally:
+                for reader in readers:
+                    reader.close()
                 for server in running:
                     server.stop()
         return summaries
@@ -957,6 +974,10 @@ def targets(summaries: list[dict], memory: dict | None) -> list[dict]:
         if ratio:
             add(f"throughput vs {ref} (-c 4 -m 100)", ratio, f">= {limit}", ratio >= limit,
                 f"{ratio:.2f}x (medians: {plain:.2f}x)" if plain else f"{ratio:.2f}x")
+    plain, stalled = get("throughput", "apns-mock", "req_per_s_median"), get("livefeed", "apns-mock", "req_per_s_median")
+    if plain and stalled:
+        add("throughput with a stalled live-feed reader", round(stalled / plain, 2), ">= 0.95", stalled / plain >= 0.95,
+            f"{stalled / plain:.0%}")
     plain, recording = get("throughput", "apns-mock", "req_per_s_median"), get("recordfile", "apns-mock", "req_per_s_median")
     if plain and recording:
         add("throughput with --record-file vs without", round(recording / plain, 2), ">= 0.90", recording / plain >= 0.9,
@@ -1067,7 +1088,7 @@ def main() -> int:
     parser.add_argument("--no-token", dest="token", action="store_const", const="no",
                         help="skip the token-auth workload")
     parser.add_argument("--server-arg", action="append", default=[], help="extra apns-mock flag (repeatable)")
-    parser.add_argument("--workloads", help="comma-separated subset of throughput,connections,latency,token")
+    parser.add_argument("--workloads", help="comma-separated subset of throughput,connections,latency,recordfile,broadcast,livefeed,token")
     parser.add_argument("--no-memory", action="store_true", help="skip the 1,000,000-notification memory check")
     parser.add_argument("--json", help="where to write the JSON (default: bench/results/<UTC>-<commit>.json; "
                         "--quick writes none unless given)")
@@ -1128,6 +1149,9 @@ def main() -> int:
                                       [f"apns-channel-id: {BROADCAST_CHANNEL}", "apns-push-type: LiveActivity"],
                                       bench.default_apns_mock_args + ["--scenario", str(broadcast_scenario)],
                                       path=f"/4/broadcasts/apps/{TOPIC}", push_headers=False))
+            # The same load with a live-feed reader that has stopped reading (a stalled inspector tab).
+            workloads.append(Workload("livefeed", "throughput+stalled feed", 4, 100, workloads[0].requests,
+                                      stalled_reader=True))
             if token:
                 workloads.append(Workload("token", "throughput+token", 4, 100, workloads[0].requests,
                                           [f"authorization: bearer {token}"], ["--auth", "token"], stream_gated=True))

@@ -142,7 +142,7 @@ struct NotificationStoreRecordingTests {
 
     @Test func callsOnAppendWithTheAssignedSequence() {
         let seen = Mutex<[UInt64]>([])
-        let store = NotificationStore(onAppend: { notification in seen.withLock { $0.append(notification.sequence) } })
+        let store = NotificationStore(onAppend: { notifications in seen.withLock { $0 += notifications.map(\.sequence) } })
         store.append(recording())
         store.append(recording())
         #expect(seen.withLock { $0 } == [1, 2])

@@ -12,6 +12,18 @@ struct SinkQueueTests {
         #expect(queue.push(2) == .none)
     }
 
+    @Test func aBatchAsksForTheStrongestActionAnyOfItsElementsDid() {
+        var queue = SinkQueue<Int>(name: "file", capacity: 4, policy: .backPressure)
+        #expect(queue.push(contentsOf: [1, 2]) == .wakeConsumer)
+        #expect(queue.push(contentsOf: [3, 4, 5]) == .engageBackPressure)
+        #expect(queue.push(contentsOf: []) == .none)
+        #expect(queue.takeAll().elements == [1, 2, 3, 4, 5])
+        var skipping = SinkQueue<Int>(name: "live", capacity: 3, policy: .skipAhead)
+        #expect(skipping.push(contentsOf: [1, 2, 3, 4, 5]) == .wakeConsumer)
+        #expect(skipping.statistics.skipped == 2)
+        #expect(skipping.takeAll().elements == [3, 4, 5])
+    }
+
     @Test func backPressureEngagesOnceAtCapacityAndKeepsEverything() {
         var queue = SinkQueue<Int>(name: "file", capacity: 4, policy: .backPressure)
         for value in 1...3 { _ = queue.push(value) }

@@ -65,13 +65,21 @@ public final class NotificationStore: Sendable {
 
     public let capacity: Int
     private let state: Mutex<State>
-    private let onAppend: (@Sendable (RecordedNotification) -> Void)?
+    private let onAppend: (@Sendable ([RecordedNotification]) -> Void)?
+    private let isListening: @Sendable () -> Bool
 
     /// - Parameters:
     ///   - capacity: how many recordings to keep before evicting the oldest.
-    ///   - onAppend: called with every new recording, in sequence order, while the store's lock is held: it must
-    ///     be quick and must not call back into the store (e.g. hand the recording to an NDJSON writer's buffer).
-    public init(capacity: Int = 100_000, onAppend: (@Sendable (RecordedNotification) -> Void)? = nil) {
+    ///   - onAppend: called with the new recordings of each append (one, or a batch), in sequence order, while the
+    ///     store's lock is held: it must be quick and must not call back into the store (e.g. hand the recordings
+    ///     to an NDJSON writer's buffer).
+    ///   - isListening: whether `onAppend` wants recordings now; when it does not, the store makes no copies for it.
+    public init(
+        capacity: Int = 100_000,
+        isListening: @escaping @Sendable () -> Bool = { true },
+        onAppend: (@Sendable ([RecordedNotification]) -> Void)? = nil
+    ) {
+        self.isListening = isListening
         precondition(capacity > 0, "a recorder must hold at least one notification")
         self.capacity = capacity
         self.onAppend = onAppend
@@ -98,7 +106,12 @@ public final class NotificationStore: Sendable {
         // Optional, because a value captured by the lock's closure can only be moved out of one.
         var pending: RecordedNotification? = consume notification
         let sequence = state.withLock { state in
-            insert(&pending, into: &state, ready: &ready)
+            // Inside the lock, so a record file sees recordings in sequence order.
+            if let onAppend, isListening() {
+                pending!.sequence = state.nextSequence
+                onAppend([pending!])
+            }
+            return insert(&pending, into: &state, ready: &ready)
         }
         for continuation in ready { continuation.resume(returning: true) }
         return sequence
@@ -115,6 +128,17 @@ public final class NotificationStore: Sendable {
         // Taken out from the back after one reversal: moved, not copied, into the index.
         batch.reverse()
         state.withLock { state in
+            if let onAppend, isListening() {
+                // Numbered as `insert` will number them, and handed over in order, inside the lock.
+                var numbered: [RecordedNotification] = []
+                numbered.reserveCapacity(batch.count)
+                for (offset, recording) in batch.reversed().enumerated() {
+                    var copy = recording
+                    copy.sequence = state.nextSequence + UInt64(offset)
+                    numbered.append(copy)
+                }
+                onAppend(numbered)
+            }
             while let next = batch.popLast() {
                 var pending: RecordedNotification? = consume next
                 _ = insert(&pending, into: &state, ready: &ready)
@@ -152,8 +176,6 @@ public final class NotificationStore: Sendable {
                 }
             }
         }
-        // Inside the lock, so a record file sees recordings in sequence order.
-        onAppend?(pending!)
         if !state.waiters.isEmpty {
             for id in Array(state.waiters.keys) where state.waiters[id]!.query.matches(pending!) {
                 state.waiters[id]!.matched += 1

@@ -20,8 +20,8 @@ public final class Recorder: Sendable {
         if sinks.isEmpty {
             store = NotificationStore(capacity: capacity)
         } else {
-            store = NotificationStore(capacity: capacity) { recording in
-                for sink in sinks { sink.enqueue(recording) }
+            store = NotificationStore(capacity: capacity, isListening: { sinks.contains { $0.isListening } }) { recordings in
+                for sink in sinks where sink.isListening { sink.enqueue(contentsOf: recordings) }
             }
         }
     }

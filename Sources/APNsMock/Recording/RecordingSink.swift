@@ -6,10 +6,23 @@ public protocol RecordingSink: AnyObject, Sendable {
     /// A short name for logs, `/admin/stats` and `/metrics` (`file`).
     var name: String { get }
     func enqueue(_ recording: RecordedNotification)
+    /// Several recordings, in sequence order (a read batch's): one acquisition of the sink's own lock, not one each.
+    func enqueue(contentsOf recordings: [RecordedNotification])
+    /// False while the sink would drop whatever it is given (a live feed with no reader): the recorder then skips
+    /// making its copies.
+    var isListening: Bool { get }
     /// Its queue and what it has done so far.
     func statistics() -> RecordingSinkStatistics
     /// Writes everything queued, then stops taking recordings; returns when done or when `timeout` passes.
     func finish(timeout: Duration) async -> RecordingSinkStatistics
+}
+
+extension RecordingSink {
+    public var isListening: Bool { true }
+
+    public func enqueue(contentsOf recordings: [RecordedNotification]) {
+        for recording in recordings { enqueue(recording) }
+    }
 }
 
 /// A sink's counts, as `/admin/stats` and `/metrics` show them.

@@ -65,6 +65,19 @@ public struct SinkQueue<Element> {
         return elements.count == 1 ? .wakeConsumer : .none
     }
 
+    /// Queues several elements in order; the action is the strongest any of them asked for.
+    public mutating func push(contentsOf batch: [Element]) -> PushAction {
+        var strongest = PushAction.none
+        for element in batch {
+            switch push(element) {
+            case .none: break
+            case .wakeConsumer: if strongest == .none { strongest = .wakeConsumer }
+            case .engageBackPressure: strongest = .engageBackPressure
+            }
+        }
+        return strongest
+    }
+
     /// Takes everything queued (the consumer writes it as one batch).
     public mutating func takeAll() -> (elements: [Element], action: TakeAction) {
         let taken = Array(elements)

@@ -45,6 +45,24 @@ final class LiveFeed: RecordingSink {
             return skipped
         }
 
+        /// Queues the recordings of a batch that match; returns how many older ones the queue let go for them.
+        func push(matching recordings: [RecordedNotification]) -> UInt64 {
+            let (waiter, skipped) = state.withLock { state -> (CheckedContinuation<Void, Never>?, UInt64) in
+                guard !state.closed else { return (nil, 0) }
+                let before = state.queue.statistics.skipped
+                var pushed = false
+                for recording in recordings where query.matches(recording) {
+                    _ = state.queue.push(recording)
+                    pushed = true
+                }
+                guard pushed else { return (nil, 0) }
+                defer { state.waiter = nil }
+                return (state.waiter, state.queue.statistics.skipped - before)
+            }
+            waiter?.resume()
+            return skipped
+        }
+
         func close() {
             let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
                 state.closed = true
@@ -153,6 +171,18 @@ final class LiveFeed: RecordingSink {
             state.statistics.written += 1
             for subscription in state.subscriptions.values where subscription.query.matches(recording) {
                 if subscription.push(recording) { state.statistics.skipped += 1 }
+            }
+        }
+    }
+
+    var isListening: Bool { open.load(ordering: .relaxed) > 0 }
+
+    func enqueue(contentsOf recordings: [RecordedNotification]) {
+        guard open.load(ordering: .relaxed) > 0 else { return }
+        state.withLock { state in
+            state.statistics.written += UInt64(recordings.count)
+            for subscription in state.subscriptions.values {
+                state.statistics.skipped += subscription.push(matching: recordings)
             }
         }
     }

@@ -65,6 +65,19 @@ public final class RecordFileSink: RecordingSink {
         }
     }
 
+    public func enqueue(contentsOf recordings: [RecordedNotification]) {
+        let action = queue.withLock { $0.push(contentsOf: recordings) }
+        switch action {
+        case .none:
+            break
+        case .wakeConsumer:
+            wakeWriter()
+        case .engageBackPressure:
+            backPressure.engage()
+            wakeWriter()
+        }
+    }
+
     public func statistics() -> RecordingSinkStatistics {
         queue.withLock { $0.statistics }
     }
