@@ -18,6 +18,8 @@ public struct MockScenarioState: Sendable, Hashable, Decodable {
     public var rules: [Rule]
     /// The devices it registered, with their current state.
     public var devices: [MockDevice]
+    /// The text it was loaded from (YAML or JSON, comments and all); `nil` when no scenario is loaded.
+    public var source: String?
 
     /// The scenario's `name` (`none` when no scenario is loaded).
     public var name: String { scenario["name"]?.string ?? "" }

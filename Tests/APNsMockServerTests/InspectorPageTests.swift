@@ -17,6 +17,12 @@ struct InspectorPageTests {
                 #"{"aps":{"alert":{"title":"Ann","body":"Lunch?"},"thread-id":"ann"}}"#,
                 #"{"aps":{"alert":{"title":"Glucose","body":"Low"},"thread-id":"health","sound":{"critical":1,"name":"a.caf","volume":1}}}"#,
             ]
+            // A scenario with no rules: the editor shows its text as loaded, comment and all.
+            let put = try await ExternalTool.run("curl", [
+                "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PUT", "--data-binary",
+                "# shown as written\nname: inspector-yaml\n", "\(server.admin.baseURL)/admin/scenario",
+            ])
+            #expect(put.stdout == "200", "\(put)")
             for body in pushes { _ = try await client.push(token: token, body: body) }
             _ = try await client.push(token: token, headers: [("apns-topic", TestData.topic), ("apns-collapse-id", "score")], body: #"{"aps":{"alert":"1-0"}}"#)
             _ = try await client.push(token: token, headers: [("apns-topic", TestData.topic), ("apns-collapse-id", "score")], body: #"{"aps":{"alert":"2-0"}}"#)
@@ -51,6 +57,7 @@ struct InspectorPageTests {
             #expect(found["storyCritical"]?.string == "Device: in Notification Center under com.example.app / thread health: Glucose — Low [critical]", "\(found)")
             #expect(found["storyRejected"]?.string == "Device: nothing (400 BadDeviceToken: not delivered).", "\(found)")
             #expect(found["scenarioState"]?.string == "no rules, no devices", "\(found)")
+            #expect(found["scenarioText"]?.string == "# shown as written\nname: inspector-yaml\n", "\(found)")
             #expect(FileManager.default.fileExists(atPath: screenshot))
         }
     }

@@ -72,6 +72,7 @@ import Testing
                     """
             )
             #expect(state.name == "uninstalled")
+            #expect(state.source?.hasPrefix("name: uninstalled\nrules:") == true)
             try await Provider.with(mock) { (provider: Provider) async throws in
                 let answer = try await provider.push(to: gone, payload: #"{"aps":{"alert":"hi"}}"#)
                 #expect(answer.status == 410)

@@ -53,6 +53,7 @@ def main() -> int:
                        and d.find_element(By.ID, "detail").text.startswith("Device:"))
             found[key] = driver.find_element(By.ID, "detail").text.split("\n")[0]
         found["scenarioState"] = driver.find_element(By.ID, "scenario-state").text
+        found["scenarioText"] = driver.find_element(By.ID, "scenario-text").get_attribute("value")
 
         before = preview.get_attribute("data-rendered")
         driver.find_element(By.ID, "p-hide").click()

@@ -19,6 +19,20 @@ public struct Scenario: Sendable, Equatable {
     public var connection: ScenarioConnectionPolicy
     public var outages: [ScenarioOutage]
     public var rules: [ScenarioRule]
+    /// The text it was loaded from (a file, a `PUT /admin/scenario` body), comments and all: what the inspector
+    /// shows for editing. `nil` for a scenario made in code. Not part of equality: the same scenario written two
+    /// ways (YAML, JSON) is the same scenario.
+    public var sourceText: String? {
+        get { source.text }
+        set { source.text = newValue }
+    }
+    private var source = SourceText()
+
+    /// Provenance that every comparison ignores.
+    private struct SourceText: Sendable, Equatable {
+        var text: String?
+        static func == (_: SourceText, _: SourceText) -> Bool { true }
+    }
 
     public init(
         name: String,

@@ -9,7 +9,8 @@ public enum ScenarioLoader {
     /// without a `name` key, gives the scenario its name (the file name without its extension).
     public static func load(text: String, source: String) throws(ScenarioLoadError) -> Scenario {
         var parser = ScenarioParser(source: source)
-        let scenario = parser.parseDocument(text, defaultName: defaultName(for: source))
+        var scenario = parser.parseDocument(text, defaultName: defaultName(for: source))
+        scenario?.sourceText = text
         if let scenario, parser.problems.isEmpty { return scenario }
         throw ScenarioLoadError(problems: parser.sortedProblems)
     }

@@ -37,6 +37,7 @@ public struct ScenarioSnapshot: Sendable, Equatable {
                 return object
             },
             "devices": devices.map { $0.jsonObject() },
+            "source": scenario.sourceText as Any,
         ]
     }
 }

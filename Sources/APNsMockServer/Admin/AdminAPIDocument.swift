@@ -843,6 +843,9 @@ components:
               exhausted: { type: boolean }
               nextStep: { type: integer }
         devices: { type: array, items: { $ref: "#/components/schemas/Device" } }
+        source:
+          description: The text the scenario was loaded from (a file, a PUT body), comments and all; null for none.
+          type: [string, "null"]
     ScenarioRejected:
       type: object
       required: [error, problems, details]

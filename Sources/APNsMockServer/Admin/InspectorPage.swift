@@ -220,7 +220,9 @@ for (const id of ["p-token", "p-grouping", "p-hide"]) document.getElementById(id
 // Scenario and stats
 async function loadScenario() {
   const scenario = await getJSON("/admin/scenario");
-  document.getElementById("scenario-text").value = JSON.stringify(scenario.body.scenario, null, 2);
+  // The text as loaded (YAML, comments and all); the JSON form for a scenario that has none.
+  const source = scenario.body.source;
+  document.getElementById("scenario-text").value = source != null ? source : JSON.stringify(scenario.body.scenario, null, 2);
   const rules = (scenario.body.rules || []).map(r => (r.name || "rule " + r.index) + ": " + r.hits + " hit(s)" + (r.exhausted ? ", exhausted" : ""));
   const devices = (scenario.body.devices || []).map(d => "device " + (d.name || "") + " " + short(d.token) + (d.unregisteredAt ? " unregistered " + d.unregisteredAt : ""));
   document.getElementById("scenario-state").textContent = rules.concat(devices).join(" · ") || "no rules, no devices";
