@@ -16,7 +16,7 @@
 FROM swift:6.2-bookworm AS build
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -q \
-    && apt-get install -y -q --no-install-recommends libnghttp2-dev pkg-config \
+    && apt-get install -y -q --no-install-recommends libnghttp2-dev libsqlite3-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /build
 # Dependencies first, from the manifest alone: this layer is rebuilt only when Package.swift (or a local
@@ -39,6 +39,7 @@ RUN swift build -c release --static-swift-stdlib --product apns-mock \
 FROM debian:bookworm-slim
 # What the statically linked binary still loads (ldd on it lists libnghttp2, libstdc++, libgcc_s, libm, libc):
 #   libnghttp2-14   the HTTP/2 engine (the build stage linked libnghttp2.so.14)
+#   libsqlite3-0    the SQLite store (--store sqlite:PATH), through GRDB
 #   libstdc++6      the Swift runtime's C++ parts and swift-crypto's BoringSSL (libgcc_s1 comes with it)
 #   zlib1g          not linked by the build today (ldd); tiny, already in the base image, and what
 #                   swift-nio-extras' HTTP compression would need
@@ -48,6 +49,7 @@ RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -q \
     && apt-get install -y -q --no-install-recommends \
         libnghttp2-14 \
+        libsqlite3-0 \
         libstdc++6 \
         zlib1g \
         ca-certificates \

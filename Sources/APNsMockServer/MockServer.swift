@@ -105,14 +105,31 @@ public final class MockServer: Sendable {
         var sinks: [any RecordingSink] = []
         if let path = configuration.recordFile {
             do {
-                sinks.append(try RecordFileSink(path: path, backPressure: backPressure))
+                sinks.append(WriterThreadSink(name: "file", writer: try NDJSONFileWriter(path: path), backPressure: backPressure))
             } catch {
                 throw StartupError.recordFile(error.description)
+            }
+        }
+        var restored: [RecordedNotification] = []
+        if case .sqlite(let path) = configuration.store {
+            do {
+                let database = try SQLiteRecordStore(path: path, capacity: configuration.maxRecorded)
+                restored = try database.load()
+                sinks.append(WriterThreadSink(name: "sqlite", writer: database, backPressure: backPressure))
+            } catch {
+                throw StartupError.store("\(error)")
             }
         }
         let liveFeed = LiveFeed()
         sinks.append(liveFeed)
         let recorder = Recorder(capacity: configuration.maxRecorded, sinks: sinks, backPressure: backPressure)
+        if !restored.isEmpty {
+            recorder.store.restore(restored)
+            logger.info(
+                "recordings loaded back from the store",
+                metadata: ["store": "\(path(of: configuration.store))", "recordings": "\(restored.count)", "last-sequence": "\(restored.last!.sequence)"]
+            )
+        }
         let tracker = ConnectionTracker()
         let metrics = ProviderMetrics()
         let channels = scenario.channels
@@ -331,6 +348,7 @@ public enum StartupError: Error, CustomStringConvertible {
     case certificates(certificate: String, key: String, underlying: String)
     case bind(what: String, host: String, port: Int, underlying: String)
     case recordFile(String)
+    case store(String)
     case scenario(String)
 
     public var description: String {
@@ -341,10 +359,18 @@ public enum StartupError: Error, CustomStringConvertible {
                 + "or make a new set with 'apns-mock certs generate --out DIR'."
         case .bind(let what, let host, let port, let underlying):
             return "cannot listen for the \(what) port on \(host):\(port): \(underlying)"
-        case .recordFile(let message):
+        case .recordFile(let message), .store(let message):
             return message
         case .scenario(let problems):
             return "the scenario file is not valid:\n" + problems
         }
+    }
+}
+
+/// `sqlite:PATH` for logs.
+private func path(of store: RecordingStoreSetting) -> String {
+    switch store {
+    case .memory: "memory"
+    case .sqlite(let path): "sqlite:" + path
     }
 }

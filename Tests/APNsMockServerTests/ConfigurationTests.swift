@@ -24,6 +24,8 @@ private func resolveError(
 
 /// A value each key must refuse, with the reason it is bad.
 private let badValues: [(ConfigurationKey, String)] = [
+    (.store, "sqlite:"),
+    (.store, "postgres"),
     (.port, "abc"), (.port, "65536"), (.port, "-1"), (.port, "80.5"),
     (.adminPort, "http"), (.adminPort, "70000"),
     (.environment, "staging"),
@@ -129,7 +131,7 @@ struct ConfigurationTests {
             .expiredTokenPoisonsConnection: "APNS_MOCK_EXPIRED_TOKEN_POISONS_CONNECTION",
             .maxChannels: "APNS_MOCK_MAX_CHANNELS", .channelPolicyReason: "APNS_MOCK_CHANNEL_POLICY_REASON",
             .broadcastExpirationRequired: "APNS_MOCK_BROADCAST_EXPIRATION_REQUIRED", .lint: "APNS_MOCK_LINT",
-            .config: "APNS_MOCK_CONFIG", .recordFile: "APNS_MOCK_RECORD_FILE", .logFormat: "APNS_MOCK_LOG_FORMAT",
+            .config: "APNS_MOCK_CONFIG", .recordFile: "APNS_MOCK_RECORD_FILE", .store: "APNS_MOCK_STORE", .logFormat: "APNS_MOCK_LOG_FORMAT",
             .adminToken: "APNS_MOCK_ADMIN_TOKEN", .shutdownGracePeriod: "APNS_MOCK_SHUTDOWN_GRACE_PERIOD",
             .handshakeTimeout: "APNS_MOCK_HANDSHAKE_TIMEOUT", .idleTimeout: "APNS_MOCK_IDLE_TIMEOUT",
             .maxConnections: "APNS_MOCK_MAX_CONNECTIONS", .adminReadTimeout: "APNS_MOCK_ADMIN_READ_TIMEOUT",

@@ -26,10 +26,14 @@ ensure_apt() {
   DEBIAN_FRONTEND=noninteractive apns_mock_sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 }
 
-# The build needs libnghttp2 (the HTTP/2 engine) and pkg-config to find it.
+# The build needs libnghttp2 (the HTTP/2 engine), SQLite, and pkg-config to find them.
 ensure_build_dependencies() {
   if ! pkg-config --exists libnghttp2 2>/dev/null; then
     ensure_apt libnghttp2-dev pkg-config
+  fi
+  # The SQLite store (--store sqlite:PATH) is GRDB on the system's SQLite.
+  if ! pkg-config --exists sqlite3 2>/dev/null; then
+    ensure_apt libsqlite3-dev pkg-config
   fi
 }
 

@@ -240,7 +240,9 @@ public final class NotificationStore: Sendable {
     }
 
     /// Drops every recording and resets the counters; sequence numbers keep growing.
-    public func clear() {
+    /// Forgets every recording; returns the last sequence number given so far (every recording up to it is gone).
+    @discardableResult
+    public func clear() -> UInt64 {
         state.withLock { state in
             // A fresh reservation: the old index's pages go back to the system with it.
             state.records = Self.emptyRecords(capacity: capacity)
@@ -248,7 +250,23 @@ public final class NotificationStore: Sendable {
             state.statistics.capacity = capacity
             state.answered200 = 0
             for id in state.waiters.keys { state.waiters[id]!.matched = 0 }
+            return state.nextSequence - 1
         }
+    }
+
+    /// Puts back recordings kept by a persistent store at start, with their own sequence numbers (ascending, the
+    /// newest `capacity` at most), counted as received; the next recording is numbered after the last of them.
+    /// Nothing is handed to `onAppend`: they are where they came from already.
+    package func restore(_ recordings: [RecordedNotification]) {
+        var ready: [CheckedContinuation<Bool, Never>] = []
+        state.withLock { state in
+            for recording in recordings.suffix(capacity) where recording.sequence >= state.nextSequence {
+                var pending: RecordedNotification? = recording
+                state.nextSequence = recording.sequence
+                _ = insert(&pending, into: &state, ready: &ready)
+            }
+        }
+        for continuation in ready { continuation.resume(returning: true) }
     }
 
     /// Waits until `count` notifications match `query`, or `timeout` passes; returns what matched either way.

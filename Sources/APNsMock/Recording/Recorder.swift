@@ -130,6 +130,13 @@ public final class Recorder: Sendable {
         )
     }
 
+    /// Forgets every recording, in the store and in the sinks that keep them (a database; a file is a log and keeps
+    /// its lines).
+    public func clear() {
+        let last = store.clear()
+        for sink in sinks { sink.cleared(upTo: last) }
+    }
+
     /// Every sink's counts, the store first.
     public func sinkStatistics() -> [RecordingSinkStatistics] {
         sinks.map { $0.statistics() }

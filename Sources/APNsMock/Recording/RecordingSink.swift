@@ -13,12 +13,17 @@ public protocol RecordingSink: AnyObject, Sendable {
     var isListening: Bool { get }
     /// Its queue and what it has done so far.
     func statistics() -> RecordingSinkStatistics
+    /// `DELETE /admin/notifications`: every recording up to this sequence number is gone from the store; a sink
+    /// that keeps recordings forgets them too, those still queued included.
+    func cleared(upTo sequence: UInt64)
     /// Writes everything queued, then stops taking recordings; returns when done or when `timeout` passes.
     func finish(timeout: Duration) async -> RecordingSinkStatistics
 }
 
 extension RecordingSink {
     public var isListening: Bool { true }
+
+    public func cleared(upTo sequence: UInt64) {}
 
     public func enqueue(contentsOf recordings: [RecordedNotification]) {
         for recording in recordings { enqueue(recording) }

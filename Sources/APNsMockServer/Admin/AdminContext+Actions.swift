@@ -6,14 +6,14 @@ extension AdminContext {
     /// counters never go down; connections accepted; sequence numbers).
     package func resetToStart() {
         scenario.resetToStart()
-        store.clear()
+        recorder.clear()
         channels.removeAll()
         MemoryRelease.returnFreedMemoryToTheSystem()
     }
 
     /// Forgets every recording and the counts made from them.
     package func clearNotifications() {
-        store.clear()
+        recorder.clear()
         MemoryRelease.returnFreedMemoryToTheSystem()
     }
 

@@ -64,6 +64,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
     case lint
     case config
     case recordFile = "record-file"
+    case store
     case logFormat = "log-format"
     case adminToken = "admin-token"
     case shutdownGracePeriod = "shutdown-grace-period"
@@ -130,6 +131,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
             return "true: a broadcast without apns-expiration gets BadExpirationDate (Apple's table says required; its examples omit it). Default false."
         case .config: return "A YAML file with any of these settings (flag names as keys). Flags and variables win over it."
         case .recordFile: return "Also write every recording to this file as NDJSON, as it happens. Default none."
+        case .store: return "Where recordings are kept: memory, or sqlite:PATH to keep them across restarts (the newest --max-recorded). Default memory."
         case .logFormat: return "text or json (one JSON object per line). Default text."
         case .adminToken:
             return "Require 'Authorization: Bearer <token>' on every admin route except /healthz and /readyz. Default none."
@@ -261,6 +263,11 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
             }
         case .config: configuration.configFile = try nonEmpty()
         case .recordFile: configuration.recordFile = try nonEmpty()
+        case .store:
+            guard let store = RecordingStoreSetting(text) else {
+                throw fail("is not memory or sqlite:PATH (a file the mock creates or reopens)")
+            }
+            configuration.store = store
         case .logFormat: configuration.logFormat = try choice(LogFormat.self)
         case .adminToken: configuration.adminToken = try nonEmpty()
         case .shutdownGracePeriod:

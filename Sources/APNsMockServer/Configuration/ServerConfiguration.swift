@@ -55,6 +55,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var configFile: String?
     /// Write every recording here too, as NDJSON.
     public var recordFile: String?
+    /// Where recordings are kept (`--store`).
+    public var store: RecordingStoreSetting = .memory
     public var logFormat: LogFormat = .text
     /// When set, admin routes (except health) need `Authorization: Bearer <adminToken>`.
     public var adminToken: String?
@@ -108,5 +110,25 @@ public struct BroadcastSettings: Sendable, Equatable {
     /// The engine's policy for these settings.
     public var policy: BroadcastPolicy {
         BroadcastPolicy(missingStoragePolicyReason: missingStoragePolicyReason, requireExpiration: requireExpiration)
+    }
+}
+
+/// `--store`: where recordings are kept.
+public enum RecordingStoreSetting: Sendable, Equatable {
+    /// In memory only (the default): gone when the process ends.
+    case memory
+    /// Also in a SQLite database, written in batches by a thread of its own; the newest `--max-recorded` are
+    /// loaded back at start.
+    case sqlite(path: String)
+
+    /// `memory` or `sqlite:PATH`.
+    public init?(_ text: String) {
+        if text == "memory" {
+            self = .memory
+        } else if text.hasPrefix("sqlite:"), text.count > "sqlite:".count {
+            self = .sqlite(path: String(text.dropFirst("sqlite:".count)))
+        } else {
+            return nil
+        }
     }
 }

@@ -8,16 +8,30 @@ import Glibc
 import Darwin
 #endif
 
-/// `--record-file`: every recording as one line of JSON (NDJSON), in sequence order, written by a thread of its
-/// own so that neither encoding nor a slow disk ever runs on an event loop.
+/// What a lossless sink does on its own thread with each batch it takes: the NDJSON file, the SQLite store.
+/// Called from that thread only.
+protocol RecordBatchWriter: AnyObject {
+    /// Writes a batch (in sequence order); returns the error, if any, as text.
+    func write(_ batch: [RecordedNotification]) -> String?
+    /// Whether `DELETE /admin/notifications` concerns it: a store forgets, a log (the NDJSON file) keeps.
+    var forgetsClearedRecordings: Bool { get }
+    /// Forgets every recording up to `sequence` (`DELETE /admin/notifications`); returns the error, if any.
+    func clear(upTo sequence: UInt64) -> String?
+    /// Makes what was written durable and lets go of the file.
+    func close()
+}
+
+/// A lossless sink whose writer runs on a thread of its own, so that neither encoding nor a slow disk or
+/// database ever runs on an event loop.
 ///
 /// Its queue is bounded (`capacity`); when it is full the provider port stops reading until the queue has drained
-/// to half (back-pressure, counted in `backPressurePauses`): the file loses nothing, and memory stays bounded.
-/// `finish` writes what is queued and closes the file.
-public final class RecordFileSink: RecordingSink {
-    public let name = "file"
-    public let path: String
-    private let descriptor: Int32
+/// to half (back-pressure, counted in `backPressurePauses`): nothing is lost, and memory stays bounded.
+/// `finish` writes what is queued and closes the writer.
+final class WriterThreadSink: RecordingSink {
+    let name: String
+    /// Used by the writer thread only, after `init`.
+    nonisolated(unsafe) private let writer: any RecordBatchWriter
+    private let forgetsClearedRecordings: Bool
     private let backPressure: RecordingBackPressure
     private let queue: Mutex<SinkQueue<RecordedNotification>>
     /// Wakes the writer thread; guarded by its own lock.
@@ -28,31 +42,35 @@ public final class RecordFileSink: RecordingSink {
     private struct Control {
         var finishing = false
         var exited = false
+        /// The newest `cleared(upTo:)` the writer has not carried out yet.
+        var clearUpTo: UInt64?
+        /// Recordings up to this sequence were cleared: queued ones are not written.
+        var clearedUpTo: UInt64 = 0
     }
 
-    public struct OpenError: Error, CustomStringConvertible {
-        public var path: String
-        public var reason: String
-        public var description: String { "--record-file: cannot write '\(path)': \(reason)" }
-    }
-
-    /// Creates (or truncates) the file and starts the writer thread.
+    /// Starts the writer thread.
     /// - Parameter capacity: recordings queued before the provider port is paused.
-    public init(path: String, capacity: Int = 65_536, backPressure: RecordingBackPressure) throws(OpenError) {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            throw OpenError(path: path, reason: String(cString: strerror(errno)) + " (does its folder exist and is it writable?)")
-        }
-        self.path = path
-        self.descriptor = descriptor
+    init(name: String, writer: any RecordBatchWriter, capacity: Int = 65_536, backPressure: RecordingBackPressure) {
+        self.name = name
+        self.writer = writer
+        self.forgetsClearedRecordings = writer.forgetsClearedRecordings
         self.backPressure = backPressure
-        self.queue = Mutex(SinkQueue(name: "file", capacity: capacity, policy: .backPressure))
+        self.queue = Mutex(SinkQueue(name: name, capacity: capacity, policy: .backPressure))
         let thread = Thread { [self] in runWriter() }
-        thread.name = "apns-mock record file"
+        thread.name = "apns-mock \(name) writer"
         thread.start()
     }
 
-    public func enqueue(_ recording: RecordedNotification) {
+    func cleared(upTo sequence: UInt64) {
+        guard forgetsClearedRecordings else { return }
+        control.withLock { control in
+            control.clearUpTo = sequence
+            control.clearedUpTo = max(control.clearedUpTo, sequence)
+        }
+        wakeWriter()
+    }
+
+    func enqueue(_ recording: RecordedNotification) {
         let action = queue.withLock { $0.push(recording) }
         switch action {
         case .none:
@@ -65,7 +83,7 @@ public final class RecordFileSink: RecordingSink {
         }
     }
 
-    public func enqueue(contentsOf recordings: [RecordedNotification]) {
+    func enqueue(contentsOf recordings: [RecordedNotification]) {
         let action = queue.withLock { $0.push(contentsOf: recordings) }
         switch action {
         case .none:
@@ -78,11 +96,11 @@ public final class RecordFileSink: RecordingSink {
         }
     }
 
-    public func statistics() -> RecordingSinkStatistics {
+    func statistics() -> RecordingSinkStatistics {
         queue.withLock { $0.statistics }
     }
 
-    public func finish(timeout: Duration) async -> RecordingSinkStatistics {
+    func finish(timeout: Duration) async -> RecordingSinkStatistics {
         control.withLock { $0.finishing = true }
         wakeWriter()
         let deadline = Date().addingTimeInterval(Double(timeout.components.seconds) + Double(timeout.components.attoseconds) * 1e-18)
@@ -109,8 +127,13 @@ public final class RecordFileSink: RecordingSink {
     /// The writer thread: takes everything queued, encodes it in one buffer and writes it with as few `write`
     /// calls as the kernel allows, until `finish` is called and the queue is empty.
     private func runWriter() {
-        var json = JSONWriter(reservingCapacity: 1 << 20)
         while true {
+            if let upTo = control.withLock({ control -> UInt64? in
+                defer { control.clearUpTo = nil }
+                return control.clearUpTo
+            }) {
+                if let error = writer.clear(upTo: upTo) { queue.withLock { $0.failed(error) } }
+            }
             var release = false
             let batch = queue.withLock { queue -> [RecordedNotification] in
                 let taken = queue.takeAll()
@@ -122,18 +145,15 @@ public final class RecordFileSink: RecordingSink {
                 if control.withLock({ $0.finishing }) { break }
                 wake.lock()
                 // Checked again under the condition's lock, so a push between the take and the wait is not missed.
-                if queue.withLock({ $0.count == 0 }), !control.withLock({ $0.finishing }) {
+                if queue.withLock({ $0.count == 0 }), !control.withLock({ $0.finishing || $0.clearUpTo != nil }) {
                     _ = wake.wait(until: Date().addingTimeInterval(0.5))
                 }
                 wake.unlock()
                 continue
             }
-            json.removeAll()
-            for recording in batch {
-                recording.writeJSON(into: &json)
-                json.newline()
-            }
-            let error = writeAll(json.bytes)
+            // Recordings a clear has removed from the store since they were queued are not written.
+            let clearedUpTo = control.withLock { $0.clearedUpTo }
+            let error = writer.write(clearedUpTo == 0 ? batch : batch.filter { $0.sequence > clearedUpTo })
             queue.withLock { queue in
                 queue.finished(batch.count)
                 if let error { queue.failed(error) }
@@ -141,26 +161,10 @@ public final class RecordFileSink: RecordingSink {
         }
         // Anything left engaged must not hold the provider port once the file is done.
         if queue.withLock({ $0.isPushingBack }) { backPressure.release() }
-        fsync(descriptor)
-        close(descriptor)
+        writer.close()
         writerExited.lock()
         control.withLock { $0.exited = true }
         writerExited.broadcast()
         writerExited.unlock()
-    }
-
-    private func writeAll(_ bytes: [UInt8]) -> String? {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return String(cString: strerror(errno))
-                }
-                offset += written
-            }
-            return nil
-        }
     }
 }

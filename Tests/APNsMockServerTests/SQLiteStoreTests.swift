@@ -1,0 +1,119 @@
+import APNsMock
+import APNsMockServer
+import Foundation
+import Testing
+
+/// `--store sqlite:PATH`, end to end with the built binary: under h2load and a signal nothing is lost (200s counted
+/// = rows), a restart loads the recordings back, `--max-recorded` bounds the table, a clear empties it.
+@Suite("SQLite store", .serialized)
+struct SQLiteStoreTests {
+    /// Rows in the database, counted with Python's own sqlite3 module (not the mock's code), by status.
+    static func rows(in database: String, status: Int? = nil) async throws -> Int {
+        let filter = status.map { " WHERE status = \($0)" } ?? ""
+        let result = try await ExternalTool.run("python3", [
+            "-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM recordings\(filter)').fetchone()[0])",
+            database,
+        ])
+        guard result.exitCode == 0, let count = Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw TestFailure("counting rows in \(database) failed: \(result)")
+        }
+        return count
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func aSignalUnderLoadLosesNothingAndARestartLoadsTheRecordingsBack() async throws {
+        _ = try ExternalTool.require("h2load")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-sqlite-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("recordings.sqlite").path
+        let (first, ports) = try await RecordingPipelineTests.serve(["--store", "sqlite:" + database, "--shutdown-grace-period", "5"], in: folder)
+        defer { first.cleanUp() }
+        let admin = AdminClient(port: ports.admin)
+        let token = TestData.deviceToken()
+        let load = Task {
+            try await ExternalTool.run(
+                "h2load",
+                ["-n", "3000000", "-c", "8", "-m", "50", "-H", "apns-topic: \(TestData.topic)", "-H", "apns-push-type: alert", "-d", "/dev/stdin",
+                 "https://127.0.0.1:\(ports.provider)/3/device/\(token)"],
+                stdin: Data(TestData.alertPayload.utf8),
+                timeout: .seconds(120)
+            )
+        }
+        _ = try await poll(timeout: .seconds(60), "5,000 recordings before the signal") { () -> Bool? in
+            let stats = try? await admin.request(.get, "/admin/stats")
+            return (stats?.json["received"]?.int ?? 0) >= 5_000 ? true : nil
+        }
+        first.signal(SIGTERM)
+        let status = try await first.waitForExit(timeout: .seconds(5) + MockServer.sinkFlushBound + .seconds(10))
+        let result = try await load.value
+        #expect(status == 0, "\(first.output)")
+        let answered200 = try #require(RecordingPipelineTests.status2xx(result.stdout), "\(result)")
+        #expect(answered200 >= 5_000)
+        #expect(try await Self.rows(in: database, status: 200) == answered200, "h2load counted \(answered200) 200s\n\(first.output)")
+        #expect(first.output.contains("sqlite="), "the last log line names what the store wrote\n\(first.output)")
+
+        // A second run on the same file: the recordings are back, in order, and new ones follow them.
+        let (second, secondPorts) = try await RecordingPipelineTests.serve(["--store", "sqlite:" + database], in: folder)
+        defer { second.cleanUp() }
+        let secondAdmin = AdminClient(port: secondPorts.admin)
+        let stats = try await secondAdmin.request(.get, "/admin/stats")
+        #expect(stats.json["recorder"]?["stored"]?.int == answered200, "\(stats.json)\n\(second.output)")
+        let oldest = try await secondAdmin.notifications([("limit", "1")])
+        #expect(oldest.first?.deviceToken == token)
+        #expect(oldest.first?.status == 200)
+        let newest = try await secondAdmin.notifications([("order", "newest"), ("limit", "1")])
+        let lastSequence = try #require(newest.first?.json["sequence"]?.int)
+        let push = try await ProviderCurlTests.curl([
+            "--http2", "-o", "/dev/null", "-w", "%{http_code}", "-H", "apns-topic: \(TestData.topic)", "-d", TestData.alertPayload,
+            "https://127.0.0.1:\(secondPorts.provider)/3/device/\(TestData.deviceToken())",
+        ])
+        #expect(push.stdout == "200")
+        let fresh = try await secondAdmin.waitForNotifications(count: 1, timeout: "5s", [("after", String(lastSequence))])
+        #expect(fresh.first?.json["sequence"]?.int == lastSequence + 1)
+
+        // A clear empties the table too (once the writer has had its turn).
+        _ = try await secondAdmin.request(.delete, "/admin/notifications")
+        _ = try await poll(timeout: .seconds(30), "an empty table after DELETE /admin/notifications") { () -> Bool? in
+            try await Self.rows(in: database) == 0 ? true : nil
+        }
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func maxRecordedBoundsTheTable() async throws {
+        _ = try ExternalTool.require("h2load")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-sqlite-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("recordings.sqlite").path
+        let (launched, ports) = try await RecordingPipelineTests.serve(["--store", "sqlite:" + database, "--max-recorded", "1000"], in: folder)
+        defer { launched.cleanUp() }
+        let result = try await ExternalTool.run(
+            "h2load",
+            ["-n", "3000", "-c", "2", "-m", "20", "-H", "apns-topic: \(TestData.topic)", "-d", "/dev/stdin",
+             "https://127.0.0.1:\(ports.provider)/3/device/\(TestData.deviceToken())"],
+            stdin: Data(TestData.alertPayload.utf8)
+        )
+        #expect(RecordingPipelineTests.status2xx(result.stdout) == 3000, "\(result)")
+        let admin = AdminClient(port: ports.admin)
+        _ = try await poll(timeout: .seconds(30), "the sqlite sink to write all 3,000") { () -> Bool? in
+            let stats = try await admin.request(.get, "/admin/stats")
+            let sink = stats.json["sinks"]?.array?.first { $0["name"]?.string == "sqlite" }
+            return sink?["written"]?.int == 3000 ? true : nil
+        }
+        #expect(try await Self.rows(in: database) == 1000)
+    }
+
+    @Test func aFolderThatDoesNotExistStopsTheStartWithTheReason() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-sqlite-\(UUID().uuidString)")
+        var configuration = testServerConfiguration()
+        configuration.store = .sqlite(path: folder.appendingPathComponent("missing/recordings.sqlite").path)
+        do {
+            let server = try await MockServer.start(configuration: configuration)
+            await server.shutdown()
+            Issue.record("the server started without its store")
+        } catch let error as StartupError {
+            #expect(error.description.contains("--store sqlite:"), "\(error)")
+        }
+    }
+}
