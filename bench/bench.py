@@ -279,12 +279,18 @@ class ApnsMock(Server):
         self.binary = binary
         self.threads = threads
         self.max_recorded = max_recorded
-        # Each apns-mock row writes its own record file.
+        # Each apns-mock row writes its own record file and its own database (a fresh one).
         self.record_file = None
         extra_args = list(extra_args)
         if "--record-file" in extra_args:
             index = extra_args.index("--record-file") + 1
             extra_args[index] = self.record_file = f"{extra_args[index]}-{name}"
+        if "--store" in extra_args and extra_args[extra_args.index("--store") + 1].startswith("sqlite:"):
+            index = extra_args.index("--store") + 1
+            path = f"{extra_args[index][len('sqlite:'):]}-{name}"
+            for suffix in ("", "-wal", "-shm"):
+                Path(path + suffix).unlink(missing_ok=True)
+            extra_args[index] = "sqlite:" + path
         self.extra_args = extra_args
         self.admin_port = 0
 
@@ -654,6 +660,7 @@ class Bench:
                             f"{result['succeeded']}/{result['requested']} ok"
                         )
                 record_file = self.check_record_file(running, workload)
+                store = self.check_store(running, workload)
                 for server in running:
                     memory = server.memory_kb()
                     # Speed from the rounds that measure it; latency and exact codes from the logged ones.
@@ -682,6 +689,7 @@ class Bench:
                         "failed": sum(r["failed"] - r.get("refused_at_start", 0) for r in per_server[server.name]),
                         "rounds": per_server[server.name],
                         **({"record_file": record_file[server.name]} if record_file and server.name in record_file else {}),
+                        **({"store": store[server.name]} if store and server.name in store else {}),
                     })
             finally:
                 for reader in readers:
@@ -706,6 +714,30 @@ class Bench:
         finally:
             self.server_pin, self.args.pin, self.args.client_cpu = saved
         return rows
+
+    def check_store(self, running: list, workload: Workload) -> dict | None:
+        """With --store sqlite: how far the writer's queue grew, and how long it took to drain after the last round."""
+        args = workload.apns_mock_args or []
+        if "--store" not in args:
+            return None
+        found = {}
+        for server in (s for s in running if isinstance(s, ApnsMock)):
+            started = time.monotonic()
+            while True:
+                sink = next((s for s in server.stats().get("sinks", []) if s["name"] == "sqlite"), None)
+                if sink is None:
+                    self.problem(f"{server.name}: no sqlite sink in /admin/stats with {args}")
+                    break
+                if sink["queued"] == 0 or time.monotonic() - started > 120:
+                    break
+                time.sleep(0.05)
+            if sink:
+                found[server.name] = {"written": sink["written"], "peak_queued": sink["peakQueued"],
+                                      "back_pressure_pauses": sink["backPressurePauses"],
+                                      "drain_seconds": round(time.monotonic() - started, 2), "queued_at_end": sink["queued"]}
+                if sink["queued"]:
+                    self.problem(f"{server.name}: the sqlite writer still had {sink['queued']} queued after 120 s")
+        return found
 
     def check_record_file(self, running: list, workload: Workload) -> dict | None:
         """With --record-file: once its queue has drained, the file must hold one JSON line per recording made."""
@@ -954,6 +986,19 @@ def print_record_file(summaries: list[dict]) -> None:
           f"peak queue {file.get('peak_queued')}, back-pressure pauses {file.get('back_pressure_pauses')}")
 
 
+def print_store(summaries: list[dict]) -> None:
+    """apns-mock's throughput with --store sqlite beside the memory store, the writer's peak queue and drain time."""
+    for name in ("apns-mock", ONE_THREAD):
+        plain = next((s for s in summaries if s["workload"] == "throughput" and s["server"] == name), None)
+        stored = next((s for s in summaries if s["workload"] == "sqlite" and s["server"] == name), None)
+        if not plain or not stored or not plain["req_per_s_median"]:
+            continue
+        store = stored.get("store") or {}
+        print(f"sqlite store ({name}): {stored['req_per_s_median']:,.0f} req/s vs {plain['req_per_s_median']:,.0f} in memory "
+              f"({stored['req_per_s_median'] / plain['req_per_s_median']:.0%}); writer queue peak {store.get('peak_queued')}, "
+              f"back-pressure pauses {store.get('back_pressure_pauses')}, drained {store.get('drain_seconds')} s after the last round")
+
+
 def targets(summaries: list[dict], memory: dict | None) -> list[dict]:
     """The issue's targets, evaluated on this run (reported, never fatal)."""
     def get(workload, server, key):
@@ -974,6 +1019,10 @@ def targets(summaries: list[dict], memory: dict | None) -> list[dict]:
         if ratio:
             add(f"throughput vs {ref} (-c 4 -m 100)", ratio, f">= {limit}", ratio >= limit,
                 f"{ratio:.2f}x (medians: {plain:.2f}x)" if plain else f"{ratio:.2f}x")
+    plain, stored = get("throughput", "apns-mock", "req_per_s_median"), get("sqlite", "apns-mock", "req_per_s_median")
+    if plain and stored:
+        add("throughput with --store sqlite vs memory", round(stored / plain, 2), ">= 0.50", stored / plain >= 0.5,
+            f"{stored / plain:.0%}")
     plain, stalled = get("throughput", "apns-mock", "req_per_s_median"), get("livefeed", "apns-mock", "req_per_s_median")
     if plain and stalled:
         add("throughput with a stalled live-feed reader", round(stalled / plain, 2), ">= 0.95", stalled / plain >= 0.95,
@@ -1088,7 +1137,7 @@ def main() -> int:
     parser.add_argument("--no-token", dest="token", action="store_const", const="no",
                         help="skip the token-auth workload")
     parser.add_argument("--server-arg", action="append", default=[], help="extra apns-mock flag (repeatable)")
-    parser.add_argument("--workloads", help="comma-separated subset of throughput,connections,latency,recordfile,broadcast,livefeed,token")
+    parser.add_argument("--workloads", help="comma-separated subset of throughput,connections,latency,recordfile,sqlite,broadcast,livefeed,token")
     parser.add_argument("--no-memory", action="store_true", help="skip the 1,000,000-notification memory check")
     parser.add_argument("--json", help="where to write the JSON (default: bench/results/<UTC>-<commit>.json; "
                         "--quick writes none unless given)")
@@ -1149,6 +1198,10 @@ def main() -> int:
                                       [f"apns-channel-id: {BROADCAST_CHANNEL}", "apns-push-type: LiveActivity"],
                                       bench.default_apns_mock_args + ["--scenario", str(broadcast_scenario)],
                                       path=f"/4/broadcasts/apps/{TOPIC}", push_headers=False))
+            # The same load with every recording also kept in SQLite (--store sqlite:PATH).
+            workloads.append(Workload("sqlite", "throughput+sqlite store", 4, 100, workloads[0].requests,
+                                      apns_mock_args=bench.default_apns_mock_args
+                                      + ["--store", f"sqlite:{bench.workdir / 'bench.sqlite'}"]))
             # The same load with a live-feed reader that has stopped reading (a stalled inspector tab).
             workloads.append(Workload("livefeed", "throughput+stalled feed", 4, 100, workloads[0].requests,
                                       stalled_reader=True))
@@ -1172,6 +1225,7 @@ def main() -> int:
                 print_cores(cores)
                 result_doc["cores"] = cores
             print_record_file(summaries)
+            print_store(summaries)
             if not args.no_memory:
                 checkpoints = [2_000, 20_000] if args.quick else [10_000, 100_000, 1_000_000]
                 memory = bench.memory_check([scale(c) if args.quick else c for c in checkpoints])
