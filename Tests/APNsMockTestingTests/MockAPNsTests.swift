@@ -1,3 +1,4 @@
+import APNsMockServer
 import APNsMockTesting
 import AsyncHTTPClient
 import Foundation
@@ -204,6 +205,28 @@ import Testing
         // Nothing listens any more: curl cannot connect (no HTTP status, "000").
         let status = try Self.run("/usr/bin/curl", ["-s", "-k", "--max-time", "5", "-o", "/dev/null", "-w", "%{http_code}", url.absoluteString])
         #expect(status == "000")
+    }
+
+    @Test func aMockWithASQLiteStoreGetsItsRecordingsBackAfterARestart() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-store-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var configuration = MockAPNs.testingConfiguration
+        configuration.store = .sqlite(path: folder.appendingPathComponent("recordings.sqlite").path)
+        let token = Self.deviceToken()
+        let sent = try await MockAPNs.withRunningServer(configuration) { mock in
+            try await Provider.with(mock) { (provider: Provider) async throws in
+                for index in 0..<20 {
+                    #expect(try await provider.push(to: token, payload: #"{"aps":{"alert":"\#(index)"}}"#).status == 200)
+                }
+            }
+            return try await mock.waitForNotifications(count: 20, matching: NotificationFilter(deviceToken: token))
+        }
+        try await MockAPNs.withRunningServer(configuration) { mock in
+            let back = try await mock.notifications(matching: NotificationFilter(deviceToken: token))
+            #expect(back == sent)
+            #expect(try await mock.statistics().received == 20)
+        }
     }
 
     @Test func aStartedMockStopsOnRequestAndAgain() async throws {

@@ -71,16 +71,7 @@ final class WriterThreadSink: RecordingSink {
     }
 
     func enqueue(_ recording: RecordedNotification) {
-        let action = queue.withLock { $0.push(recording) }
-        switch action {
-        case .none:
-            break
-        case .wakeConsumer:
-            wakeWriter()
-        case .engageBackPressure:
-            backPressure.engage()
-            wakeWriter()
-        }
+        enqueue(contentsOf: [recording])
     }
 
     func enqueue(contentsOf recordings: [RecordedNotification]) {
