@@ -33,18 +33,7 @@ extension RecordedNotification {
             json.endArray()
         }
         json.key("warnings")
-        json.beginArray()
-        for warning in warnings {
-            json.beginObject()
-            json.key("code")
-            json.string(warning.code)
-            json.key("path")
-            json.string(warning.path)
-            json.key("message")
-            json.string(warning.message)
-            json.endObject()
-        }
-        json.endArray()
+        Self.write(warnings, into: &json)
         json.key("response")
         if fields.hasResponse {
             storage.writeResponseJSON(fields, idKey: broadcast == nil ? "apnsId" : "requestId", into: &json)
@@ -61,6 +50,22 @@ extension RecordedNotification {
         var json = JSONWriter(reservingCapacity: 1024)
         writeJSON(into: &json)
         return json.bytes
+    }
+
+    /// `[{"code", "path", "message"}, …]`: the recording's form, which a store's row keeps too.
+    static func write(_ warnings: [PayloadWarning], into json: inout JSONWriter) {
+        json.beginArray()
+        for warning in warnings {
+            json.beginObject()
+            json.key("code")
+            json.string(warning.code)
+            json.key("path")
+            json.string(warning.path)
+            json.key("message")
+            json.string(warning.message)
+            json.endObject()
+        }
+        json.endArray()
     }
 
     static func write(_ authentication: AuthenticationRecord, into json: inout JSONWriter) {

@@ -29,7 +29,8 @@ package struct RecordingRow: Sendable, Equatable {
     /// The payload bytes the recorder kept.
     package var payload: [UInt8]
     package var payloadSize: Int
-    /// `{"abandoned", "authentication", "faults", "warnings", "broadcast"}`: what rebuilds the extras.
+    /// `{"abandoned", "authentication", "rule", "faults", "warnings", "broadcast"}` (authentication and warnings
+    /// in the recording JSON's form): what rebuilds the extras.
     package var extrasJSON: String
 
     /// The columns as stored.
@@ -143,15 +144,7 @@ package struct RecordingRow: Sendable, Equatable {
         for fault in recording.faults { json.string(fault) }
         json.endArray()
         json.key("warnings")
-        json.beginArray()
-        for warning in recording.warnings {
-            json.beginArray()
-            json.string(warning.code)
-            json.string(warning.path)
-            json.string(warning.message)
-            json.endArray()
-        }
-        json.endArray()
+        RecordedNotification.write(recording.warnings, into: &json)
         if let broadcast = recording.broadcast {
             json.key("broadcast")
             json.beginObject()
@@ -247,8 +240,8 @@ extension RecordedNotification {
         var warnings: [PayloadWarning] = []
         if case .array(let values)? = object["warnings"] {
             for value in values {
-                guard case .array(let parts) = value, parts.count == 3, let code = string(parts[0]), let path = string(parts[1]),
-                    let message = string(parts[2])
+                guard case .object(let warning) = value, let code = string(warning["code"]), let path = string(warning["path"]),
+                    let message = string(warning["message"])
                 else { throw RecordingRowError(sequence: sequence, field: "warnings") }
                 warnings.append(PayloadWarning(code: code, path: path, message: message))
             }

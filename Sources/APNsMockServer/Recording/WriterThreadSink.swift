@@ -144,7 +144,7 @@ final class WriterThreadSink: RecordingSink {
             }
             // Recordings a clear has removed from the store since they were queued are not written.
             let clearedUpTo = control.withLock { $0.clearedUpTo }
-            let error = writer.write(clearedUpTo == 0 ? batch : batch.filter { $0.sequence > clearedUpTo })
+            let error = writer.write(batch[0].sequence > clearedUpTo ? batch : batch.filter { $0.sequence > clearedUpTo })
             queue.withLock { queue in
                 queue.finished(batch.count)
                 if let error { queue.failed(error) }
