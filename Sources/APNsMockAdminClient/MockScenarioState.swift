@@ -18,6 +18,8 @@ public struct MockScenarioState: Sendable, Hashable, Decodable {
     public var rules: [Rule]
     /// The devices it registered, with their current state.
     public var devices: [MockDevice]
+    /// Goes up by one with each scenario put in force; replicas sharing a PostgreSQL store agree on it.
+    public var version: Int
     /// The text it was loaded from (YAML or JSON, comments and all); `nil` when no scenario is loaded.
     public var source: String?
 

@@ -38,6 +38,8 @@ public final class MockServer: Sendable {
     package let admin: AdminContext
     /// Every route the admin API serves.
     package let adminRoutes: [AdminRoute]
+    /// This replica's part in a PostgreSQL-backed cluster (`--store postgres://…`).
+    private let cluster: PostgresCluster?
 
     private init(
         configuration: ServerConfiguration,
@@ -53,8 +55,10 @@ public final class MockServer: Sendable {
         adminServices: ServiceGroup,
         admin: AdminContext,
         adminRoutes: [AdminRoute],
+        cluster: PostgresCluster?,
         logger: Logger
     ) {
+        self.cluster = cluster
         self.adminServices = adminServices
         self.admin = admin
         self.adminRoutes = adminRoutes
@@ -120,6 +124,22 @@ public final class MockServer: Sendable {
                 throw StartupError.store("\(error)")
             }
         }
+        var cluster: PostgresCluster?
+        var fromCluster: [RecordedNotification] = []
+        if case .postgres(let address) = configuration.store {
+            do {
+                let connected = try await PostgresCluster.connect(
+                    address: address, replica: configuration.replicaName, capacity: configuration.maxRecorded, logger: logger
+                )
+                cluster = connected
+                sinks.append(try await connected.makeRecordSink(backPressure: backPressure))
+                fromCluster = try await connected.loadRecordings()
+            } catch {
+                _ = await Recorder(capacity: 1, sinks: sinks).finishSinks(timeout: Self.sinkFlushBound)
+                await cluster?.stop()
+                throw StartupError.store("\(error)")
+            }
+        }
         let liveFeed = LiveFeed()
         sinks.append(liveFeed)
         let recorder = Recorder(capacity: configuration.maxRecorded, sinks: sinks, backPressure: backPressure)
@@ -130,9 +150,23 @@ public final class MockServer: Sendable {
                 metadata: ["store": "\(path(of: configuration.store))", "recordings": "\(restored.count)", "last-sequence": "\(restored.last!.sequence)"]
             )
         }
+        let channels = scenario.channels
+        if let cluster {
+            recorder.store.ingest(fromCluster)
+            do {
+                try await cluster.attach(.init(store: recorder.store, scenario: scenario, channels: channels), publishScenario: configuration.scenarioFile != nil)
+            } catch {
+                _ = await recorder.finishSinks(timeout: Self.sinkFlushBound)
+                await cluster.stop()
+                throw StartupError.store("--store \(path(of: configuration.store)): \(PostgresConnector.describe(error))")
+            }
+            logger.info(
+                "joined the cluster",
+                metadata: ["store": "\(path(of: configuration.store))", "replica": "\(cluster.replica)", "recordings": "\(fromCluster.count)"]
+            )
+        }
         let tracker = ConnectionTracker()
         let metrics = ProviderMetrics()
-        let channels = scenario.channels
         let processor = NotificationProcessor(
             validator: RequestValidator(policy: configuration.validation),
             authentication: authentication,
@@ -170,6 +204,7 @@ public final class MockServer: Sendable {
         } catch {
             try? await group.shutdownGracefully()
             _ = await recorder.finishSinks(timeout: Self.sinkFlushBound)
+            await cluster?.stop()
             throw StartupError.bind(what: "provider", host: configuration.host, port: configuration.port, underlying: "\(error)")
         }
         let channelManagement: ProviderListener
@@ -179,6 +214,7 @@ public final class MockServer: Sendable {
             await provider.close()
             try? await group.shutdownGracefully()
             _ = await recorder.finishSinks(timeout: Self.sinkFlushBound)
+            await cluster?.stop()
             throw StartupError.bind(what: "channel-management", host: configuration.host, port: configuration.channelsPort, underlying: "\(error)")
         }
 
@@ -191,7 +227,8 @@ public final class MockServer: Sendable {
             liveFeed: liveFeed,
             environment: configuration.environment,
             providerIsListening: { provider.channel.isActive && channelManagement.channel.isActive },
-            adminToken: configuration.adminToken
+            adminToken: configuration.adminToken,
+            cluster: cluster
         )
         let (adminPort, adminTask, adminServices): (Int, Task<Void, any Error>, ServiceGroup)
         let router = AdminRoutes.makeRouter(admin)
@@ -202,6 +239,7 @@ public final class MockServer: Sendable {
             await channelManagement.close()
             try? await group.shutdownGracefully()
             _ = await recorder.finishSinks(timeout: Self.sinkFlushBound)
+            await cluster?.stop()
             throw error
         }
         let server = MockServer(
@@ -218,6 +256,7 @@ public final class MockServer: Sendable {
             adminServices: adminServices,
             admin: admin,
             adminRoutes: router.routes,
+            cluster: cluster,
             logger: logger
         )
         logger.info(
@@ -339,6 +378,8 @@ public final class MockServer: Sendable {
                 )
             }
         }
+        // After the sinks: the recording sink's last batches were written on connections of its own.
+        await cluster?.stop()
         logger.info("apns-mock stopped: recordings written by each sink", metadata: metadata)
     }
 }
@@ -367,10 +408,11 @@ public enum StartupError: Error, CustomStringConvertible {
     }
 }
 
-/// `sqlite:PATH` for logs.
+/// `sqlite:PATH`, `postgres://USER@HOST:PORT/DB` (no password) for logs.
 private func path(of store: RecordingStoreSetting) -> String {
     switch store {
     case .memory: "memory"
     case .sqlite(let path): "sqlite:" + path
+    case .postgres(let address): address.description
     }
 }

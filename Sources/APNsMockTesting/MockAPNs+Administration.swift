@@ -67,7 +67,7 @@ extension MockAPNs {
     }
 
     public func scenario() async throws -> MockScenarioState {
-        try Self.decode(server.scenario.current.snapshot().jsonObject())
+        try Self.decode(server.scenario.snapshotObject())
     }
 
     public func register(_ device: MockDevice) async throws {

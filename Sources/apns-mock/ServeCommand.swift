@@ -69,6 +69,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp(ConfigurationKey.config.help)) var config: String?
     @Option(name: .customLong("record-file"), help: ArgumentHelp(ConfigurationKey.recordFile.help)) var recordFile: String?
     @Option(name: .customLong("store"), help: ArgumentHelp(ConfigurationKey.store.help)) var store: String?
+    @Option(name: .customLong("replica"), help: ArgumentHelp(ConfigurationKey.replica.help)) var replica: String?
     @Option(name: .customLong("log-format"), help: ArgumentHelp(ConfigurationKey.logFormat.help)) var logFormat: String?
     @Option(name: .customLong("admin-token"), help: ArgumentHelp(ConfigurationKey.adminToken.help)) var adminToken: String?
     @Option(name: .customLong("shutdown-grace-period"), help: ArgumentHelp(ConfigurationKey.shutdownGracePeriod.help))
@@ -94,7 +95,7 @@ struct ServeCommand: AsyncParsableCommand {
             (.tokenClockSkew, tokenClockSkew), (.environmentKeyReason, environmentKeyReason),
             (.expiredTokenPoisonsConnection, expiredTokenPoisonsConnection), (.maxChannels, maxChannels),
             (.channelPolicyReason, channelPolicyReason), (.broadcastExpirationRequired, broadcastExpirationRequired), (.lint, lint), (.config, config),
-            (.recordFile, recordFile), (.store, store), (.logFormat, logFormat), (.adminToken, adminToken),
+            (.recordFile, recordFile), (.store, store), (.replica, replica), (.logFormat, logFormat), (.adminToken, adminToken),
             (.shutdownGracePeriod, shutdownGracePeriod), (.handshakeTimeout, handshakeTimeout), (.idleTimeout, idleTimeout),
             (.maxConnections, maxConnections), (.adminReadTimeout, adminReadTimeout), (.scenario, scenario),
         ]

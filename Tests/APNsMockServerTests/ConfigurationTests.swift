@@ -26,6 +26,10 @@ private func resolveError(
 private let badValues: [(ConfigurationKey, String)] = [
     (.store, "sqlite:"),
     (.store, "postgres"),
+    (.store, "postgres://localhost/apns"),
+    (.store, "postgres://mock@localhost:99999/apns"),
+    (.store, "postgres://mock@localhost:5432/"),
+    (.replica, "a b"), (.replica, "a:b"),
     (.port, "abc"), (.port, "65536"), (.port, "-1"), (.port, "80.5"),
     (.adminPort, "http"), (.adminPort, "70000"),
     (.environment, "staging"),
@@ -131,7 +135,7 @@ struct ConfigurationTests {
             .expiredTokenPoisonsConnection: "APNS_MOCK_EXPIRED_TOKEN_POISONS_CONNECTION",
             .maxChannels: "APNS_MOCK_MAX_CHANNELS", .channelPolicyReason: "APNS_MOCK_CHANNEL_POLICY_REASON",
             .broadcastExpirationRequired: "APNS_MOCK_BROADCAST_EXPIRATION_REQUIRED", .lint: "APNS_MOCK_LINT",
-            .config: "APNS_MOCK_CONFIG", .recordFile: "APNS_MOCK_RECORD_FILE", .store: "APNS_MOCK_STORE", .logFormat: "APNS_MOCK_LOG_FORMAT",
+            .config: "APNS_MOCK_CONFIG", .recordFile: "APNS_MOCK_RECORD_FILE", .store: "APNS_MOCK_STORE", .replica: "APNS_MOCK_REPLICA", .logFormat: "APNS_MOCK_LOG_FORMAT",
             .adminToken: "APNS_MOCK_ADMIN_TOKEN", .shutdownGracePeriod: "APNS_MOCK_SHUTDOWN_GRACE_PERIOD",
             .handshakeTimeout: "APNS_MOCK_HANDSHAKE_TIMEOUT", .idleTimeout: "APNS_MOCK_IDLE_TIMEOUT",
             .maxConnections: "APNS_MOCK_MAX_CONNECTIONS", .adminReadTimeout: "APNS_MOCK_ADMIN_READ_TIMEOUT",
@@ -299,5 +303,21 @@ struct ConfigurationTests {
     @Test func acceptsEqualMinimumAndMaximumTokenLength() throws {
         let configuration = try resolve(flags: [.minTokenLength: "64", .maxTokenLength: "64"])
         #expect(configuration.validation.deviceToken == DeviceTokenRules(minimumHexDigits: 64, maximumHexDigits: 64))
+    }
+}
+
+@Suite("Configuration: --store")
+struct StoreSettingTests {
+    @Test func readsEveryStoreForm() {
+        #expect(RecordingStoreSetting("memory") == .memory)
+        #expect(RecordingStoreSetting("sqlite:/tmp/r.sqlite") == .sqlite(path: "/tmp/r.sqlite"))
+        #expect(
+            RecordingStoreSetting("postgres://mock@db:5433/apns")
+                == .postgres(PostgresStoreAddress(user: "mock", host: "db", port: 5433, database: "apns"))
+        )
+        let withPassword = PostgresStoreAddress("postgresql://mock:s%40cret@127.0.0.1/apns")
+        #expect(withPassword == PostgresStoreAddress(user: "mock", password: "s@cret", host: "127.0.0.1", port: 5432, database: "apns"))
+        // Logs and /admin/stats show the address without its password.
+        #expect(withPassword?.description == "postgres://mock@127.0.0.1:5432/apns")
     }
 }

@@ -68,6 +68,9 @@ public final class ChannelRegistry: Sendable {
     /// Channels per app and environment, APNs' documented 10,000 unless a test wants to reach it sooner.
     public let limitPerApp: Int
 
+    /// Channels made and deleted at run time (not a scenario's), for replicas sharing a store.
+    public let changes = SharedStateObserver()
+
     public init(limitPerApp: Int = 10_000) {
         self.limitPerApp = limitPerApp
     }
@@ -81,7 +84,7 @@ public final class ChannelRegistry: Sendable {
         id: String? = nil,
         now: Int64 = WallClock.milliseconds()
     ) throws(CreateError) -> BroadcastChannel {
-        try state.withLock { state throws(CreateError) -> BroadcastChannel in
+        let channel = try state.withLock { state throws(CreateError) -> BroadcastChannel in
             guard state.perApp[AppKey(bundleID: bundleID, environment: environment), default: 0] < limitPerApp else {
                 throw .limitReached(limit: limitPerApp)
             }
@@ -95,6 +98,8 @@ public final class ChannelRegistry: Sendable {
             state.insert(channel, origin: .api)
             return channel
         }
+        changes.report(.channelPut(channel))
+        return channel
     }
 
     /// The channel with this id in this environment, for this app (`nil` for another app's: APNs keeps channels per
@@ -120,6 +125,12 @@ public final class ChannelRegistry: Sendable {
     /// Deletes a channel; `false` when there was none with that id.
     @discardableResult
     public func delete(id: String) -> Bool {
+        let deleted = forget(id: id)
+        if deleted { changes.report(.channelRemoved(id: id)) }
+        return deleted
+    }
+
+    private func forget(id: String) -> Bool {
         state.withLock { state in
             guard state.channels[id] != nil else { return false }
             state.remove([id])
@@ -131,6 +142,7 @@ public final class ChannelRegistry: Sendable {
     /// to the limit: a scenario declares what it declares.
     public func put(_ channel: BroadcastChannel, origin: Origin) {
         state.withLock { $0.insert(channel, origin: origin) }
+        if origin == .api { changes.report(.channelPut(channel)) }
     }
 
     /// Deletes the channels `origin` made.
@@ -144,6 +156,18 @@ public final class ChannelRegistry: Sendable {
     /// Deletes every channel (`POST /admin/reset`, `DELETE /admin/channels`).
     public func removeAll() {
         state.withLock { $0 = State() }
+        changes.report(.channelsCleared)
+    }
+
+    /// Applies a change another replica made, without reporting it again; other changes are ignored.
+    public func apply(_ change: SharedStateChange) {
+        switch change {
+        case .channelPut(let channel):
+            state.withLock { state in state.insert(channel, origin: state.origins[channel.id] ?? .api) }
+        case .channelRemoved(let id): _ = forget(id: id)
+        case .channelsCleared: state.withLock { $0 = State() }
+        case .devicePut, .deviceRemoved, .devicesCleared, .scenario: break
+        }
     }
 
     public var count: Int { state.withLock { $0.channels.count } }

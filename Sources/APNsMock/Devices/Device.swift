@@ -37,7 +37,7 @@ public struct Device: Sendable, Equatable {
     }
 
     /// The token in lower case, without allocating when it already is (the usual case on the hot path).
-    static func normalizedToken(_ token: String) -> String {
+    package static func normalizedToken(_ token: String) -> String {
         token.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? token.lowercased() : token
     }
 }

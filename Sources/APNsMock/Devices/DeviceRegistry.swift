@@ -29,6 +29,9 @@ public final class DeviceRegistry: Sendable {
     /// Mirrors `entries.count` so the hot path skips the lock and the token's normalisation when no device is registered.
     private let size = Atomic<Int>(0)
 
+    /// Changes made at run time (not a scenario's devices), for replicas sharing a store.
+    public let changes = SharedStateObserver()
+
     public init(_ devices: [Device] = []) {
         for device in devices { add(device) }
     }
@@ -36,12 +39,19 @@ public final class DeviceRegistry: Sendable {
     /// Adds a device, or replaces the one with the same token (keeping its place in the list; the device then
     /// belongs to `origin`).
     public func add(_ device: Device, origin: Origin = .admin) {
+        put(device, origin: origin)
+        if origin == .admin { changes.report(.devicePut(device)) }
+    }
+
+    /// `add` without reporting; `origin` `nil` keeps an existing device's.
+    private func put(_ device: Device, origin: Origin?) {
         let key = Device.normalizedToken(device.token)
         let topic = device.topic.lowercased()
         state.withLock { state in
             if let existing = state.entries[key] {
-                state.entries[key] = Entry(device: device, origin: origin, topic: topic, order: existing.order)
+                state.entries[key] = Entry(device: device, origin: origin ?? existing.origin, topic: topic, order: existing.order)
             } else {
+                let origin = origin ?? .admin
                 state.entries[key] = Entry(device: device, origin: origin, topic: topic, order: state.nextOrder)
                 state.nextOrder += 1
             }
@@ -54,16 +64,24 @@ public final class DeviceRegistry: Sendable {
     @discardableResult
     public func unregister(token: String, at time: Int64) -> Device? {
         let key = Device.normalizedToken(token)
-        return state.withLock { state in
+        let device = state.withLock { state -> Device? in
             guard state.entries[key] != nil else { return nil }
             state.entries[key]!.device.unregisteredAt = time
             return state.entries[key]!.device
         }
+        if let device { changes.report(.devicePut(device)) }
+        return device
     }
 
     /// Forgets a device; returns it, or `nil` when the token is unknown.
     @discardableResult
     public func remove(token: String) -> Device? {
+        let removed = forget(token: token)
+        if let removed { changes.report(.deviceRemoved(token: removed.token)) }
+        return removed
+    }
+
+    private func forget(token: String) -> Device? {
         let key = Device.normalizedToken(token)
         return state.withLock { state in
             defer { size.store(state.entries.count, ordering: .relaxed) }
@@ -80,9 +98,24 @@ public final class DeviceRegistry: Sendable {
     }
 
     public func removeAll() {
+        forgetAll()
+        changes.report(.devicesCleared)
+    }
+
+    private func forgetAll() {
         state.withLock { state in
             state.entries.removeAll()
             size.store(0, ordering: .relaxed)
+        }
+    }
+
+    /// Applies a change another replica made, without reporting it again; other changes are ignored.
+    public func apply(_ change: SharedStateChange) {
+        switch change {
+        case .devicePut(let device): put(device, origin: nil)
+        case .deviceRemoved(let token): _ = forget(token: token)
+        case .devicesCleared: forgetAll()
+        case .channelPut, .channelRemoved, .channelsCleared, .scenario: break
         }
     }
 

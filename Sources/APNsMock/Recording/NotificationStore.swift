@@ -269,6 +269,20 @@ public final class NotificationStore: Sendable {
         for continuation in ready { continuation.resume(returning: true) }
     }
 
+    /// Takes recordings another replica answered (read from a shared store), numbering them after this store's own:
+    /// queries and waits see them; `onAppend` does not, since they were written where they came from.
+    package func ingest(_ recordings: [RecordedNotification]) {
+        guard !recordings.isEmpty else { return }
+        var ready: [CheckedContinuation<Bool, Never>] = []
+        state.withLock { state in
+            for recording in recordings.suffix(capacity) {
+                var pending: RecordedNotification? = recording
+                _ = insert(&pending, into: &state, ready: &ready)
+            }
+        }
+        for continuation in ready { continuation.resume(returning: true) }
+    }
+
     /// Waits until `count` notifications match `query`, or `timeout` passes; returns what matched either way.
     public func wait(for query: NotificationQuery, count: Int, timeout: Duration) async -> NotificationWaitResult {
         let id = state.withLock { state in

@@ -8,6 +8,12 @@ import Synchronization
 public final class ActiveScenario: Sendable {
     private let engine: Mutex<ScenarioEngine>
     private let now: @Sendable () -> Int64
+    private let versionNumber = Mutex<UInt64>(0)
+    /// Scenarios put in force here, for replicas sharing a store (those applied from another replica are not).
+    public let changes = SharedStateObserver()
+
+    /// Goes up by one with each scenario put in force (and each reset); replicas sharing a store agree on it.
+    public var version: UInt64 { versionNumber.withLock { $0 } }
 
     /// - Parameter channels: the broadcast channel registry (its limit is the caller's to choose).
     public init(_ scenario: Scenario = .empty, now: @escaping @Sendable () -> Int64 = WallClock.milliseconds, channels: ChannelRegistry = ChannelRegistry()) {
@@ -24,19 +30,52 @@ public final class ActiveScenario: Sendable {
     /// Puts `scenario` in force from now on, starting its clock, counters and sequences afresh; the previous
     /// scenario's declared devices go, the new one's come in.
     public func replace(with scenario: Scenario) {
+        let version = install(scenario)
+        changes.report(.scenario(source: scenario.sourceText ?? "", version: version))
+    }
+
+    /// Puts a scenario another replica put in force, at its version, without reporting it again.
+    public func apply(_ scenario: Scenario, version: UInt64) {
+        _ = install(scenario, version: version)
+    }
+
+    /// Takes the version the shared store gave a scenario put in force here (never going back).
+    public func adopt(version: UInt64) {
+        versionNumber.withLock { $0 = max($0, version) }
+    }
+
+    private func install(_ scenario: Scenario, version: UInt64? = nil) -> UInt64 {
+        let installed = versionNumber.withLock { current in
+            current = version ?? current + 1
+            return current
+        }
         engine.withLock { engine in
             engine.devices.removeAll(origin: .scenario)
             engine.channels.removeAll(origin: .scenario)
             engine = ScenarioEngine(scenario: scenario, now: now, devices: engine.devices, channels: engine.channels, generation: engine.generation &+ 1)
         }
+        return installed
+    }
+
+    /// `GET /admin/scenario`'s object: the engine's snapshot and the version.
+    public func snapshotObject() -> [String: Any] {
+        let (engine, version) = (current, self.version)
+        var object = engine.snapshot().jsonObject()
+        object["version"] = Int64(clamping: version)
+        return object
     }
 
     /// No scenario and no devices at all: the start state (`POST /admin/reset`).
     public func resetToStart() {
+        let version = versionNumber.withLock { current in
+            current += 1
+            return current
+        }
         engine.withLock { engine in
             engine.devices.removeAll()
             engine.channels.removeAll()
             engine = ScenarioEngine(scenario: .empty, now: now, devices: engine.devices, channels: engine.channels, generation: engine.generation &+ 1)
         }
+        changes.report(.scenario(source: "", version: version))
     }
 }

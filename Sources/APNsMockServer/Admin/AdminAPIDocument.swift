@@ -820,8 +820,13 @@ components:
               lastError: { type: string }
     ScenarioState:
       type: object
-      required: [scenario, seed, startedAt, requests, rules, devices]
+      required: [scenario, seed, startedAt, requests, rules, devices, version]
       properties:
+        version:
+          description: >-
+            Goes up by one with each scenario put in force (PUT, DELETE, reset). Replicas sharing a PostgreSQL store
+            agree on it: a PUT on one replica shows here on every replica, with the same version, once applied there.
+          type: integer
         scenario:
           type: object
           description: The scenario as loaded, in the form PUT accepts.

@@ -37,6 +37,9 @@ extension AdminContext {
                 "accepted": tracker.acceptedConnections,
             ],
             "sinks": recorder.sinkStatistics().map(AdminRoutes.sinkJSON),
+            "cluster": cluster.map { cluster -> Any in
+                ["replica": cluster.replica, "receivedFromReplicas": Int64(clamping: cluster.receivedFromReplicas)]
+            } as Any,
         ]
     }
 

@@ -20,6 +20,8 @@ package struct AdminContext: Sendable {
     let providerIsListening: @Sendable () -> Bool
     /// When set, every route but the health checks needs `Authorization: Bearer <adminToken>`.
     let adminToken: String?
+    /// This replica's part in a cluster sharing a PostgreSQL store, if it is one.
+    let cluster: PostgresCluster?
 }
 
 /// The admin HTTP API: JSON over HTTP/1.1 on its own port, so the provider port stays a faithful APNs.
@@ -192,7 +194,7 @@ enum AdminRoutes {
     /// `GET/PUT/DELETE /admin/scenario`, `POST /admin/scenario/reset`.
     static func addScenarioRoutes(to router: RouteListingRouter<BasicRequestContext>, _ admin: AdminContext) {
         router.get("/admin/scenario") { _, _ -> Response in
-            json(admin.scenario.current.snapshot().jsonObject())
+            json(admin.scenario.snapshotObject())
         }
         // Replace with a posted YAML or JSON scenario, validated first: on error the old one stays.
         router.put("/admin/scenario") { request, _ -> Response in
@@ -204,18 +206,18 @@ enum AdminRoutes {
             }
             do throws(ScenarioLoadError) {
                 try admin.replaceScenario(text: String(buffer: body), byteCount: body.readableBytes)
-                return json(admin.scenario.current.snapshot().jsonObject())
+                return json(admin.scenario.snapshotObject())
             } catch {
                 return json(AdminContext.scenarioProblemsObject(error.problems), status: .badRequest)
             }
         }
         router.delete("/admin/scenario") { _, _ -> Response in
             admin.scenario.replace(with: .empty)
-            return json(admin.scenario.current.snapshot().jsonObject())
+            return json(admin.scenario.snapshotObject())
         }
         router.post("/admin/scenario/reset") { _, _ -> Response in
             admin.scenario.current.reset()
-            return json(admin.scenario.current.snapshot().jsonObject())
+            return json(admin.scenario.snapshotObject())
         }
     }
 

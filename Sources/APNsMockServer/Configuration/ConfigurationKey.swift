@@ -65,6 +65,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
     case config
     case recordFile = "record-file"
     case store
+    case replica
     case logFormat = "log-format"
     case adminToken = "admin-token"
     case shutdownGracePeriod = "shutdown-grace-period"
@@ -131,7 +132,9 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
             return "true: a broadcast without apns-expiration gets BadExpirationDate (Apple's table says required; its examples omit it). Default false."
         case .config: return "A YAML file with any of these settings (flag names as keys). Flags and variables win over it."
         case .recordFile: return "Also write every recording to this file as NDJSON, as it happens. Default none."
-        case .store: return "Where recordings are kept: memory, or sqlite:PATH to keep them across restarts (the newest --max-recorded). Default memory."
+        case .store:
+            return "Where recordings are kept: memory; sqlite:PATH to keep them across restarts (the newest --max-recorded); or postgres://USER@HOST:PORT/DB, shared by replicas with devices, channels and the scenario. Default memory."
+        case .replica: return "This instance's name in recordings shared through a PostgreSQL store. Default the host name and process id."
         case .logFormat: return "text or json (one JSON object per line). Default text."
         case .adminToken:
             return "Require 'Authorization: Bearer <token>' on every admin route except /healthz and /readyz. Default none."
@@ -265,9 +268,15 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
         case .recordFile: configuration.recordFile = try nonEmpty()
         case .store:
             guard let store = RecordingStoreSetting(text) else {
-                throw fail("is not memory or sqlite:PATH (a file the mock creates or reopens)")
+                throw fail("is not memory, sqlite:PATH (a file the mock creates or reopens) or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE")
             }
             configuration.store = store
+        case .replica:
+            let name = try nonEmpty()
+            guard name.count <= 200, name.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != ":" }) else {
+                throw fail("is not a name of at most 200 ASCII characters without spaces or ':'")
+            }
+            configuration.replica = name
         case .logFormat: configuration.logFormat = try choice(LogFormat.self)
         case .adminToken: configuration.adminToken = try nonEmpty()
         case .shutdownGracePeriod:

@@ -1,3 +1,4 @@
+import Foundation
 import APNsMock
 import Logging
 import NIOCore
@@ -57,6 +58,14 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var recordFile: String?
     /// Where recordings are kept (`--store`).
     public var store: RecordingStoreSetting = .memory
+    /// This instance's name among replicas sharing a PostgreSQL store (`--replica`); `nil`: the host name and
+    /// process id.
+    public var replica: String?
+
+    /// `--replica`, or the host name and process id (unique among processes on one host, and readable in a row).
+    public var replicaName: String {
+        replica ?? "\(ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "apns-mock")-\(ProcessInfo.processInfo.processIdentifier)"
+    }
     public var logFormat: LogFormat = .text
     /// When set, admin routes (except health) need `Authorization: Bearer <adminToken>`.
     public var adminToken: String?
@@ -121,14 +130,59 @@ public enum RecordingStoreSetting: Sendable, Equatable {
     /// loaded back at start.
     case sqlite(path: String)
 
-    /// `memory` or `sqlite:PATH`.
+    /// Also in a PostgreSQL database shared by every replica pointed at it: recordings, devices, channels and the
+    /// scenario in force are the cluster's.
+    case postgres(PostgresStoreAddress)
+
+    /// `memory`, `sqlite:PATH` or `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`.
     public init?(_ text: String) {
         if text == "memory" {
             self = .memory
         } else if text.hasPrefix("sqlite:"), text.count > "sqlite:".count {
             self = .sqlite(path: String(text.dropFirst("sqlite:".count)))
+        } else if let address = PostgresStoreAddress(text) {
+            self = .postgres(address)
         } else {
             return nil
         }
     }
+}
+
+/// `--store postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (`postgresql://` too), as libpq spells it.
+public struct PostgresStoreAddress: Sendable, Equatable, CustomStringConvertible {
+    public var user: String
+    public var password: String?
+    public var host: String
+    public var port: Int
+    public var database: String
+
+    public init(user: String, password: String? = nil, host: String, port: Int = 5432, database: String) {
+        self.user = user
+        self.password = password
+        self.host = host
+        self.port = port
+        self.database = database
+    }
+
+    /// Parses the URL form; `nil` when a part is missing or malformed (no user, host or database, a bad port).
+    public init?(_ text: String) {
+        guard text.hasPrefix("postgres://") || text.hasPrefix("postgresql://"),
+            let components = URLComponents(string: text),
+            let user = components.user, !user.isEmpty,
+            let host = components.host, !host.isEmpty
+        else { return nil }
+        let database = String(components.path.drop { $0 == "/" })
+        guard !database.isEmpty, !database.contains("/") else { return nil }
+        if let port = components.port, !(1...65535).contains(port) { return nil }
+        self.init(
+            user: user.removingPercentEncoding ?? user,
+            password: components.password.map { $0.removingPercentEncoding ?? $0 },
+            host: host,
+            port: components.port ?? 5432,
+            database: database.removingPercentEncoding ?? database
+        )
+    }
+
+    /// The address without its password, for logs and `/admin/stats`.
+    public var description: String { "postgres://\(user)@\(host):\(port)/\(database)" }
 }

@@ -1,0 +1,58 @@
+/// What one replica tells the others on the `apns_mock` NOTIFY channel: which table changed, and who changed it
+/// (a replica skips its own). The payload names the change; the others read the current state from the table, so
+/// notices that arrive together or twice converge on the same state.
+enum ClusterNotice: Equatable {
+    /// New recordings: read the table past the last id seen.
+    case recordings
+    /// Every recording up to this id was deleted (`DELETE /admin/notifications`).
+    case cleared(upTo: Int64, replica: String)
+    /// The device with this normalised token was put or removed: read its row.
+    case device(token: String, replica: String)
+    case devicesCleared(replica: String)
+    /// The channel with this id was made or deleted: read its row.
+    case channel(id: String, replica: String)
+    case channelsCleared(replica: String)
+    /// A scenario was put in force with this version: read the row.
+    case scenario(version: Int64, replica: String)
+
+    /// `kind:replica:argument` (replica names have no `:`; tokens and channel ids none either).
+    var payload: String {
+        switch self {
+        case .recordings: "r"
+        case .cleared(let id, let replica): "c:\(replica):\(id)"
+        case .device(let token, let replica): "d:\(replica):\(token)"
+        case .devicesCleared(let replica): "D:\(replica)"
+        case .channel(let id, let replica): "h:\(replica):\(id)"
+        case .channelsCleared(let replica): "H:\(replica)"
+        case .scenario(let version, let replica): "s:\(replica):\(version)"
+        }
+    }
+
+    init?(payload: String) {
+        let parts = payload.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+        switch (parts.first, parts.count) {
+        case ("r", 1): self = .recordings
+        case ("c", 3):
+            guard let id = Int64(parts[2]) else { return nil }
+            self = .cleared(upTo: id, replica: parts[1])
+        case ("d", 3): self = .device(token: parts[2], replica: parts[1])
+        case ("D", 2): self = .devicesCleared(replica: parts[1])
+        case ("h", 3): self = .channel(id: parts[2], replica: parts[1])
+        case ("H", 2): self = .channelsCleared(replica: parts[1])
+        case ("s", 3):
+            guard let version = Int64(parts[2]) else { return nil }
+            self = .scenario(version: version, replica: parts[1])
+        default: return nil
+        }
+    }
+
+    /// The replica that made the change (`nil` for recordings, which are filtered by row).
+    var replica: String? {
+        switch self {
+        case .recordings: nil
+        case .cleared(_, let replica), .device(_, let replica), .devicesCleared(let replica), .channel(_, let replica),
+            .channelsCleared(let replica), .scenario(_, let replica):
+            replica
+        }
+    }
+}

@@ -1,0 +1,406 @@
+import APNsMock
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import Synchronization
+
+/// One replica's part in a cluster sharing a PostgreSQL store (`--store postgres://…`).
+///
+/// It follows the database and passes what the other replicas did into this replica's in-memory state: their
+/// recordings into the store (so lists, filters and `wait` see pushes any replica answered), and devices, channels
+/// and the scenario into the registries. It publishes the changes made here. Every replica keeps serving from
+/// memory, so the provider path never waits for the database; the others see a change once its NOTIFY arrives
+/// (milliseconds on one network), and a poll every `pollInterval` catches anything a lost connection missed.
+///
+/// What stays per replica, as per APNs server: connections, token refresh limits, stream gating, and the counters
+/// of a scenario's rules (`times`, `every`, sequences).
+final class PostgresCluster: Sendable {
+    let replica: String
+    let connector: PostgresConnector
+    let capacity: Int
+    /// Queries: the follower's reads and the publisher's writes, one at a time each.
+    private let queries: PostgresConnection
+    private let publishing: PostgresConnection
+    private let logger: Logger
+    private let state = Mutex(State())
+    /// Set when a `recordings` notice arrives and cleared when the follower reads: notices that arrive while it
+    /// reads cost one more read, not one each.
+    private let recordingsPending = Atomic<Bool>(false)
+    private let notices: AsyncStream<ClusterNotice>
+    private let noticeInput: AsyncStream<ClusterNotice>.Continuation
+    private let changes: AsyncStream<SharedStateChange>
+    private let changeInput: AsyncStream<SharedStateChange>.Continuation
+    static let pollInterval: Duration = .seconds(1)
+    static let readBatch = 5_000
+
+    private struct State {
+        /// The newest recording id read (or written here and skipped).
+        var cursor: Int64 = 0
+        var tasks: [Task<Void, Never>] = []
+        /// Recordings read from the other replicas, for `/admin/stats`.
+        var received: UInt64 = 0
+    }
+
+    /// What the replicas share, wired in by `attach`.
+    struct Shared: Sendable {
+        var store: NotificationStore
+        var scenario: ActiveScenario
+        var channels: ChannelRegistry
+        var devices: DeviceRegistry { scenario.current.devices }
+    }
+
+    private init(replica: String, connector: PostgresConnector, capacity: Int, queries: PostgresConnection, publishing: PostgresConnection, logger: Logger) {
+        self.replica = replica
+        self.connector = connector
+        self.capacity = capacity
+        self.queries = queries
+        self.publishing = publishing
+        self.logger = logger
+        (notices, noticeInput) = AsyncStream.makeStream(of: ClusterNotice.self)
+        (changes, changeInput) = AsyncStream.makeStream(of: SharedStateChange.self)
+    }
+
+    /// Connects (waiting for the database at start), brings the schema up to date.
+    static func connect(address: PostgresStoreAddress, replica: String, capacity: Int, logger: Logger) async throws(PostgresConnector.ConnectError)
+        -> PostgresCluster
+    {
+        let connector = PostgresConnector(address: address, logger: logger)
+        let queries = try await connector.connectAtStartup()
+        let publishing = try await connector.connect(id: 1)
+        return PostgresCluster(replica: replica, connector: connector, capacity: capacity, queries: queries, publishing: publishing, logger: logger)
+    }
+
+    /// The sink that writes this replica's recordings, on a connection of its own.
+    func makeRecordSink(backPressure: RecordingBackPressure) async throws(PostgresConnector.ConnectError) -> WriterThreadSink {
+        let connection = try await connector.connect(id: 2)
+        let writer = PostgresRecordStore(connection: connection, replica: replica, capacity: capacity, logger: logger)
+        return WriterThreadSink(name: "postgres", writer: writer, backPressure: backPressure)
+    }
+
+    /// The newest `capacity` recordings of the whole cluster, oldest first; following starts after them.
+    func loadRecordings() async throws -> [RecordedNotification] {
+        var loaded: [(Int64, RecordedNotification)] = []
+        let rows = try await queries.query(
+            PostgresQuery(unsafeSQL: "SELECT \(Self.selectColumns) FROM apns_mock_recordings ORDER BY id DESC LIMIT $1", binds: Self.binds(Int64(capacity))),
+            logger: logger
+        )
+        for try await row in rows {
+            let (id, _, recording) = try Self.recording(from: row)
+            loaded.append((id, recording))
+        }
+        let newest = loaded.first?.0 ?? 0
+        // With no recordings yet, follow from the table's current end (ids are not reused after a clear).
+        var cursor = newest
+        if newest == 0 {
+            for try await id in try await queries.query("SELECT coalesce(max(id), 0) FROM apns_mock_recordings", logger: logger).decode(Int64.self) {
+                cursor = id
+            }
+        }
+        state.withLock { $0.cursor = cursor }
+        return loaded.reversed().map(\.1)
+    }
+
+    /// Loads the shared devices, channels and scenario into this replica, publishes its changes from now on, and
+    /// starts following the others. `publishScenario`: this replica was started with `--scenario`, which then
+    /// becomes the cluster's; otherwise it takes the cluster's scenario, if any.
+    func attach(_ shared: Shared, publishScenario: Bool) async throws {
+        for try await body in try await queries.query("SELECT body FROM apns_mock_devices", logger: logger).decode(String.self) {
+            if let device = try? Device(json: Array(body.utf8)) { shared.devices.apply(.devicePut(device)) }
+        }
+        for try await row in try await queries.query(
+            "SELECT id, bundle_id, environment, storage_policy, created_at FROM apns_mock_channels ORDER BY created_at", logger: logger
+        ) {
+            if let channel = try? Self.channel(from: row) { shared.channels.apply(.channelPut(channel)) }
+        }
+        if publishScenario {
+            changeInput.yield(.scenario(source: shared.scenario.current.scenario.sourceText ?? "", version: shared.scenario.version))
+        } else {
+            try await adoptScenario(shared, newerThan: 0)
+        }
+        let input = changeInput
+        shared.devices.changes.observe { input.yield($0) }
+        shared.channels.changes.observe { input.yield($0) }
+        shared.scenario.changes.observe { input.yield($0) }
+        let tasks = [
+            Task { await self.publish(shared) },
+            Task { await self.listen() },
+            Task { await self.poll() },
+            Task { await self.follow(shared) },
+        ]
+        state.withLock { $0.tasks = tasks }
+    }
+
+    /// Recordings read from the other replicas so far.
+    var receivedFromReplicas: UInt64 { state.withLock { $0.received } }
+
+    /// Stops following and publishing (after the recording sink has flushed) and closes the connections.
+    func stop() async {
+        noticeInput.finish()
+        changeInput.finish()
+        let tasks = state.withLock { $0.tasks }
+        for task in tasks { task.cancel() }
+        for task in tasks { await task.value }
+        try? await queries.close()
+        try? await publishing.close()
+    }
+
+    // MARK: Following
+
+    /// LISTENs on a connection of its own, reconnecting after a loss (the poll covers the gap).
+    private func listen() async {
+        var attempt = 0
+        while !Task.isCancelled {
+            attempt += 1
+            do {
+                let connection = try await connector.connect(id: 3 + attempt)
+                defer { Task { try? await connection.close() } }
+                try await withTaskCancellationHandler {
+                    try await connection.listen(on: PostgresSchema.channel) { notifications in
+                        for try await notification in notifications {
+                            guard let notice = ClusterNotice(payload: notification.payload) else { continue }
+                            if notice == .recordings {
+                                if recordingsPending.exchange(true, ordering: .acquiringAndReleasing) { continue }
+                            } else if notice.replica == replica {
+                                continue
+                            }
+                            noticeInput.yield(notice)
+                        }
+                    }
+                } onCancel: {
+                    connection.close().whenComplete { _ in }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("PostgreSQL LISTEN lost; reconnecting", metadata: ["error": "\(PostgresConnector.describe(error))"])
+                try? await Task.sleep(for: Self.pollInterval)
+            }
+        }
+    }
+
+    /// The safety net: a read every `pollInterval`, whatever was heard.
+    private func poll() async {
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: Self.pollInterval) } catch { return }
+            if !recordingsPending.exchange(true, ordering: .acquiringAndReleasing) { noticeInput.yield(.recordings) }
+        }
+    }
+
+    /// Carries out the notices in order, on the query connection.
+    private func follow(_ shared: Shared) async {
+        for await notice in notices {
+            do {
+                switch notice {
+                case .recordings:
+                    recordingsPending.store(false, ordering: .releasing)
+                    try await readRecordings(into: shared.store)
+                case .cleared(let upTo, _):
+                    // Rows committed here after the clear are read again from the cursor on.
+                    try await readRecordings(into: shared.store)
+                    shared.store.clear()
+                    state.withLock { $0.cursor = max($0.cursor, upTo) }
+                case .device(let token, _):
+                    var found: Device?
+                    for try await body in try await queries.query("SELECT body FROM apns_mock_devices WHERE token = \(token)", logger: logger)
+                        .decode(String.self)
+                    {
+                        found = try? Device(json: Array(body.utf8))
+                    }
+                    shared.devices.apply(found.map { .devicePut($0) } ?? .deviceRemoved(token: token))
+                case .devicesCleared:
+                    shared.devices.apply(.devicesCleared)
+                case .channel(let id, _):
+                    var found: BroadcastChannel?
+                    for try await row in try await queries.query(
+                        "SELECT id, bundle_id, environment, storage_policy, created_at FROM apns_mock_channels WHERE id = \(id)", logger: logger
+                    ) {
+                        found = try? Self.channel(from: row)
+                    }
+                    shared.channels.apply(found.map { .channelPut($0) } ?? .channelRemoved(id: id))
+                case .channelsCleared:
+                    shared.channels.apply(.channelsCleared)
+                case .scenario(let version, _):
+                    try await adoptScenario(shared, newerThan: UInt64(max(0, version - 1)))
+                }
+            } catch {
+                logger.warning(
+                    "could not read a change from PostgreSQL",
+                    metadata: ["notice": "\(notice.payload)", "error": "\(PostgresConnector.describe(error))"]
+                )
+            }
+        }
+    }
+
+    /// Reads every recording past the cursor, in id order, and passes the other replicas' into the store.
+    private func readRecordings(into store: NotificationStore) async throws {
+        while true {
+            let cursor = state.withLock { $0.cursor }
+            let rows = try await queries.query(
+                PostgresQuery(
+                    unsafeSQL: "SELECT \(Self.selectColumns) FROM apns_mock_recordings WHERE id > $1 ORDER BY id LIMIT $2",
+                    binds: Self.binds(cursor, Int64(Self.readBatch))
+                ),
+                logger: logger
+            )
+            var last = cursor
+            var count = 0
+            var theirs: [RecordedNotification] = []
+            for try await row in rows {
+                count += 1
+                let (id, origin, recording) = try Self.recording(from: row)
+                last = id
+                if origin != replica { theirs.append(recording) }
+            }
+            store.ingest(theirs)
+            state.withLock { state in
+                state.cursor = max(state.cursor, last)
+                state.received += UInt64(theirs.count)
+            }
+            if count < Self.readBatch { return }
+        }
+    }
+
+    /// Takes the cluster's scenario when its version is newer than `version` and than this replica's.
+    private func adoptScenario(_ shared: Shared, newerThan version: UInt64) async throws {
+        for try await (stored, source, origin) in try await queries.query(
+            "SELECT version, source, replica FROM apns_mock_scenario WHERE id = 1", logger: logger
+        ).decode((Int64, String, String).self) {
+            let stored = UInt64(max(0, stored))
+            guard stored > version, stored > shared.scenario.version else { return }
+            do throws(ScenarioLoadError) {
+                var scenario = Scenario.empty
+                if !source.isEmpty { scenario = try ScenarioLoader.load(text: source, source: "replica \(origin)") }
+                shared.scenario.apply(scenario, version: stored)
+                logger.info("scenario taken from the cluster", metadata: ["version": "\(stored)", "replica": "\(origin)"])
+            } catch {
+                logger.error("the cluster's scenario does not load here", metadata: ["version": "\(stored)", "error": "\(error.description)"])
+            }
+        }
+    }
+
+    // MARK: Publishing
+
+    /// Writes the changes made here, in order, and announces each.
+    private func publish(_ shared: Shared) async {
+        for await change in changes {
+            do {
+                try await write(change, shared)
+            } catch {
+                logger.warning("could not share a change through PostgreSQL", metadata: ["error": "\(PostgresConnector.describe(error))"])
+            }
+        }
+    }
+
+    private func write(_ change: SharedStateChange, _ shared: Shared) async throws {
+        let notice: ClusterNotice
+        switch change {
+        case .devicePut(let device):
+            let token = device.token.lowercased()
+            let body = String(decoding: try JSONSerialization.data(withJSONObject: device.jsonObject(), options: [.sortedKeys]), as: UTF8.self)
+            try await publishing.query(
+                """
+                INSERT INTO apns_mock_devices (token, body, replica) VALUES (\(token), \(body), \(replica))
+                ON CONFLICT (token) DO UPDATE SET body = EXCLUDED.body, replica = EXCLUDED.replica
+                """,
+                logger: logger
+            )
+            notice = .device(token: token, replica: replica)
+        case .deviceRemoved(let token):
+            let token = token.lowercased()
+            try await publishing.query("DELETE FROM apns_mock_devices WHERE token = \(token)", logger: logger)
+            notice = .device(token: token, replica: replica)
+        case .devicesCleared:
+            try await publishing.query("DELETE FROM apns_mock_devices", logger: logger)
+            notice = .devicesCleared(replica: replica)
+        case .channelPut(let channel):
+            try await publishing.query(
+                """
+                INSERT INTO apns_mock_channels (id, bundle_id, environment, storage_policy, created_at, replica)
+                VALUES (\(channel.id), \(channel.bundleID), \(channel.environment.rawValue), \(channel.storagePolicy.rawValue), \(channel.createdAt), \(replica))
+                ON CONFLICT (id) DO UPDATE SET bundle_id = EXCLUDED.bundle_id, environment = EXCLUDED.environment,
+                    storage_policy = EXCLUDED.storage_policy, created_at = EXCLUDED.created_at, replica = EXCLUDED.replica
+                """,
+                logger: logger
+            )
+            notice = .channel(id: channel.id, replica: replica)
+        case .channelRemoved(let id):
+            try await publishing.query("DELETE FROM apns_mock_channels WHERE id = \(id)", logger: logger)
+            notice = .channel(id: id, replica: replica)
+        case .channelsCleared:
+            try await publishing.query("DELETE FROM apns_mock_channels", logger: logger)
+            notice = .channelsCleared(replica: replica)
+        case .scenario(let source, let version):
+            var stored = Int64(clamping: version)
+            for try await assigned in try await publishing.query(
+                """
+                INSERT INTO apns_mock_scenario (id, version, source, replica) VALUES (1, \(stored), \(source), \(replica))
+                ON CONFLICT (id) DO UPDATE SET version = GREATEST(apns_mock_scenario.version + 1, EXCLUDED.version),
+                    source = EXCLUDED.source, replica = EXCLUDED.replica
+                RETURNING version
+                """,
+                logger: logger
+            ).decode(Int64.self) {
+                stored = assigned
+            }
+            shared.scenario.adopt(version: UInt64(max(0, stored)))
+            notice = .scenario(version: stored, replica: replica)
+        }
+        try await publishing.query("SELECT pg_notify(\(PostgresSchema.channel), \(notice.payload))", logger: logger)
+    }
+
+    // MARK: Rows
+
+    static let selectColumns = "id, " + PostgresRecordStore.columns.joined(separator: ", ")
+
+    private static func binds(_ values: Int64...) -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: values.count)
+        for value in values { bindings.append(value) }
+        return bindings
+    }
+
+    /// A row of `selectColumns` as (id, replica, recording).
+    static func recording(from row: PostgresRow) throws -> (Int64, String, RecordedNotification) {
+        let cells = row.makeRandomAccess()
+        func value<T: PostgresDecodable>(_ index: Int, _ type: T.Type) throws -> T { try cells[index].decode(T.self) }
+        let id = try value(0, Int64.self)
+        let origin = try value(1, String.self)
+        let payload = try value(23, ByteBuffer.self)
+        let recordingRow = RecordingRow(
+            sequence: UInt64(max(0, try value(2, Int64.self))),
+            receivedAt: try value(3, Int64.self),
+            connectionID: UInt64(max(0, try value(4, Int64.self))),
+            streamID: try value(5, Int32.self),
+            kind: try value(6, String.self),
+            deviceToken: try value(7, String?.self),
+            topic: try value(8, String?.self),
+            pushType: try value(9, String?.self),
+            priority: try value(10, Int32?.self).map(Int.init),
+            status: try value(11, Int32?.self).map(Int.init),
+            reason: try value(12, String?.self),
+            apnsID: try value(13, String?.self),
+            uniqueID: try value(14, String?.self),
+            timestamp: try value(15, Int64?.self),
+            authMethod: try value(16, String?.self),
+            scenarioRule: try value(17, String?.self),
+            warningCodes: try value(18, String.self),
+            method: try value(19, String.self),
+            path: try value(20, String.self),
+            authority: try value(21, String?.self),
+            headersJSON: try value(22, String.self),
+            payload: Array(payload.readableBytesView),
+            payloadSize: Int(try value(24, Int32.self)),
+            extrasJSON: try value(25, String.self)
+        )
+        return (id, origin, try RecordedNotification(row: recordingRow))
+    }
+
+    struct ChannelRowError: Error {}
+
+    static func channel(from row: PostgresRow) throws -> BroadcastChannel {
+        let (id, bundleID, environment, policy, createdAt) = try row.decode((String, String, String, Int32, Int64).self)
+        guard let environment = APNsEnvironment(rawValue: environment), let policy = BroadcastChannel.StoragePolicy(rawValue: Int(policy)) else {
+            throw ChannelRowError()
+        }
+        return BroadcastChannel(id: id, bundleID: bundleID, environment: environment, storagePolicy: policy, createdAt: createdAt)
+    }
+}

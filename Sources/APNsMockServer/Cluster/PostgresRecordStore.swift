@@ -1,0 +1,211 @@
+import APNsMock
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// `--store postgres://…`: every recording this replica answered, written to the shared `apns_mock_recordings`
+/// table by `WriterThreadSink`'s thread, one transaction per batch, never on an event loop.
+///
+/// A batch is one `COPY … FROM STDIN` (the fastest way PostgreSQL takes rows), under the advisory lock that makes
+/// ids follow commit order, then the oldest rows past `--max-recorded` go, and a `NOTIFY` tells the other replicas
+/// to read what is new. The NOTIFY is part of the transaction: it is delivered only if the rows are there.
+final class PostgresRecordStore: RecordBatchWriter {
+    let replica: String
+    let capacity: Int
+    private let connection: PostgresConnection
+    private let logger: Logger
+
+    init(connection: PostgresConnection, replica: String, capacity: Int, logger: Logger) {
+        self.connection = connection
+        self.replica = replica
+        self.capacity = capacity
+        self.logger = logger
+    }
+
+    static let columns = [
+        "replica", "replica_sequence", "received_at", "connection", "stream", "kind", "token", "topic", "push_type", "priority",
+        "status", "reason", "apns_id", "unique_id", "timestamp", "auth", "rule", "warnings", "method", "path", "authority", "headers",
+        "payload", "payload_size", "extras",
+    ]
+
+    var forgetsClearedRecordings: Bool { true }
+
+    static let rowsPerChunk = 2_000
+
+    func write(_ batch: [RecordedNotification]) -> String? {
+        guard !batch.isEmpty else { return nil }
+        // Encoded here, on the writer thread (the event loop only sends the bytes), in chunks of rows: one COPY
+        // streams them all, and a large batch is never one buffer of tens of megabytes.
+        var chunks: [ByteBuffer] = []
+        for start in stride(from: 0, to: batch.count, by: Self.rowsPerChunk) {
+            var rows = CopyTextEncoder(capacity: min(Self.rowsPerChunk, batch.count - start) * 512)
+            for recording in batch[start..<min(start + Self.rowsPerChunk, batch.count)] { rows.append(RecordingRow(recording), replica: replica) }
+            chunks.append(rows.buffer)
+        }
+        let data = chunks
+        let (connection, logger, capacity) = (self.connection, self.logger, self.capacity)
+        do {
+            try runBlocking {
+                try await Self.transaction(connection, logger: logger) {
+                    try await connection.copyFrom(table: "apns_mock_recordings", columns: Self.columns, logger: logger) { writer in
+                        for chunk in data { try await writer.write(chunk) }
+                    }
+                    try await connection.query(
+                        """
+                        DELETE FROM apns_mock_recordings
+                        WHERE id <= (SELECT max(id) FROM apns_mock_recordings) - \(Int64(capacity))
+                        """,
+                        logger: logger
+                    )
+                    try await connection.query("SELECT pg_notify(\(PostgresSchema.channel), 'r')", logger: logger)
+                }
+            }
+            return nil
+        } catch {
+            return PostgresConnector.describe(error)
+        }
+    }
+
+    /// `DELETE /admin/notifications`: every row committed so far goes, on every replica (they clear their memory on
+    /// the notification). `sequence` is this replica's; the table is the cluster's, so all of it goes.
+    func clear(upTo sequence: UInt64) -> String? {
+        let (connection, logger, replica) = (self.connection, self.logger, self.replica)
+        do {
+            try runBlocking {
+                try await Self.transaction(connection, logger: logger) {
+                    var last: Int64 = 0
+                    for try await id in try await connection.query("SELECT coalesce(max(id), 0) FROM apns_mock_recordings", logger: logger)
+                        .decode(Int64.self)
+                    {
+                        last = id
+                    }
+                    try await connection.query("DELETE FROM apns_mock_recordings WHERE id <= \(last)", logger: logger)
+                    let payload = ClusterNotice.cleared(upTo: last, replica: replica).payload
+                    try await connection.query("SELECT pg_notify(\(PostgresSchema.channel), \(payload))", logger: logger)
+                }
+            }
+            return nil
+        } catch {
+            return PostgresConnector.describe(error)
+        }
+    }
+
+    func close() {
+        let connection = self.connection
+        _ = try? runBlocking { try await connection.close() }
+    }
+
+    /// Runs `body` in a transaction holding the recordings' advisory lock; rolls back on error.
+    static func transaction(_ connection: PostgresConnection, logger: Logger, _ body: () async throws -> Void) async throws {
+        try await connection.query("BEGIN", logger: logger)
+        do {
+            try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.lockKey))", logger: logger)
+            try await body()
+            try await connection.query("COMMIT", logger: logger)
+        } catch {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw error
+        }
+    }
+}
+
+/// Rows in `COPY … FROM STDIN`'s text format: tab-separated, `\N` for null, backslash escapes, bytea as hex.
+struct CopyTextEncoder {
+    private(set) var buffer: ByteBuffer
+    private var atRowStart = true
+
+    init(capacity: Int) {
+        buffer = ByteBufferAllocator().buffer(capacity: capacity)
+    }
+
+    mutating func append(_ row: RecordingRow, replica: String) {
+        text(replica)
+        integer(Int64(row.sequence))
+        integer(row.receivedAt)
+        integer(Int64(row.connectionID))
+        integer(Int64(row.streamID))
+        text(row.kind)
+        text(row.deviceToken)
+        text(row.topic)
+        text(row.pushType)
+        integer(row.priority.map(Int64.init))
+        integer(row.status.map(Int64.init))
+        text(row.reason)
+        text(row.apnsID)
+        text(row.uniqueID)
+        integer(row.timestamp)
+        text(row.authMethod)
+        text(row.scenarioRule)
+        text(row.warningCodes)
+        text(row.method)
+        text(row.path)
+        text(row.authority)
+        text(row.headersJSON)
+        bytea(row.payload)
+        integer(Int64(row.payloadSize))
+        text(row.extrasJSON)
+        buffer.writeInteger(UInt8(ascii: "\n"))
+        atRowStart = true
+    }
+
+    private mutating func separate() {
+        if !atRowStart { buffer.writeInteger(UInt8(ascii: "\t")) }
+        atRowStart = false
+    }
+
+    private mutating func null() {
+        buffer.writeStaticString("\\N")
+    }
+
+    mutating func integer(_ value: Int64?) {
+        separate()
+        guard let value else { return null() }
+        buffer.writeString(String(value))
+    }
+
+    /// Runs of plain bytes are copied whole: the writer encodes every recording, and byte-at-a-time writes were
+    /// most of its time.
+    mutating func text(_ value: String?) {
+        separate()
+        guard var value else { return null() }
+        value.withUTF8 { bytes in
+            var start = 0
+            for index in 0..<bytes.count {
+                let escaped: StaticString
+                switch bytes[index] {
+                case UInt8(ascii: "\\"): escaped = "\\\\"
+                case UInt8(ascii: "\n"): escaped = "\\n"
+                case UInt8(ascii: "\r"): escaped = "\\r"
+                case UInt8(ascii: "\t"): escaped = "\\t"
+                // PostgreSQL text cannot hold NUL; HTTP/2 header values cannot either, so none is lost in practice.
+                case 0: escaped = ""
+                default: continue
+                }
+                buffer.writeBytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[start..<index])))
+                buffer.writeStaticString(escaped)
+                start = index + 1
+            }
+            buffer.writeBytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[start...])))
+        }
+    }
+
+    /// `\\x` then hex digits: the backslash of bytea's hex form, itself escaped for COPY.
+    mutating func bytea(_ bytes: [UInt8]) {
+        separate()
+        buffer.writeStaticString("\\\\x")
+        let count = bytes.count * 2
+        guard count > 0 else { return }
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { output in
+            let digits: StaticString = "0123456789abcdef"
+            digits.withUTF8Buffer { hex in
+                bytes.withUnsafeBufferPointer { input in
+                    for index in 0..<input.count {
+                        output[2 * index] = hex[Int(input[index] >> 4)]
+                        output[2 * index + 1] = hex[Int(input[index] & 0x0F)]
+                    }
+                }
+            }
+            return count
+        }
+    }
+}

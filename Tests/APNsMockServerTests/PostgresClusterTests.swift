@@ -1,0 +1,186 @@
+import APNsMock
+import APNsMockServer
+import Foundation
+import Testing
+
+/// `--store postgres://…` end to end: two replicas (the built binary, twice) share one PostgreSQL server of the
+/// test's own, real clients push to each, and either admin API answers for both.
+@Suite("PostgreSQL store: replicas as one service", .serialized)
+struct PostgresClusterTests {
+    static func folder() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-cluster-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    static func push(_ token: String, to port: Int) async throws -> (status: String, body: String) {
+        let result = try await ProviderCurlTests.curl([
+            "--http2", "-w", "\n%{http_code}", "-H", "apns-topic: \(TestData.topic)", "-d", TestData.alertPayload,
+            "https://127.0.0.1:\(port)/3/device/\(token)",
+        ])
+        let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        return (String(lines.last ?? ""), lines.dropLast().joined(separator: "\n"))
+    }
+
+    static func h2load(_ count: Int, token: String, port: Int) async throws -> Int {
+        let result = try await ExternalTool.run(
+            "h2load",
+            ["-n", String(count), "-c", "2", "-m", "20", "-H", "apns-topic: \(TestData.topic)", "-d", "/dev/stdin",
+             "https://127.0.0.1:\(port)/3/device/\(token)"],
+            stdin: Data(TestData.alertPayload.utf8),
+            timeout: .seconds(120)
+        )
+        return try #require(RecordingPipelineTests.status2xx(result.stdout), "\(result)")
+    }
+
+    @Test(.timeLimit(.minutes(5)))
+    func twoReplicasShareRecordingsWaitsDevicesChannelsAndTheScenario() async throws {
+        _ = try ExternalTool.require("h2load")
+        try await withPostgres { postgres in
+            let store = try await postgres.createDatabase()
+            let folder = try Self.folder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let (a, portsA) = try await RecordingPipelineTests.serve(["--store", store, "--replica", "a"], in: folder)
+            defer { a.cleanUp() }
+            let (b, portsB) = try await RecordingPipelineTests.serve(["--store", store, "--replica", "b"], in: folder)
+            defer { b.cleanUp() }
+            let adminA = AdminClient(port: portsA.admin)
+            let adminB = AdminClient(port: portsB.admin)
+
+            // A wait on A is woken by a push B answered.
+            let awaited = TestData.deviceToken()
+            let waiting = Task { try await adminA.waitForNotifications(count: 1, timeout: "30s", [("token", awaited)]) }
+            #expect(try await Self.push(awaited, to: portsB.provider).status == "200")
+            let woken = try await waiting.value
+            #expect(woken.first?.status == 200)
+            #expect(woken.first?.deviceToken == awaited)
+
+            // Each replica answers half of the load; either admin API lists all of it.
+            let tokenA = TestData.deviceToken()
+            let tokenB = TestData.deviceToken()
+            async let answeredA = Self.h2load(2_000, token: tokenA, port: portsA.provider)
+            async let answeredB = Self.h2load(2_000, token: tokenB, port: portsB.provider)
+            #expect(try await answeredA == 2_000)
+            #expect(try await answeredB == 2_000)
+            for admin in [adminA, adminB] {
+                _ = try await poll(timeout: .seconds(60), "both replicas' 4,001 recordings on port \(admin.baseURL)") { () -> Bool? in
+                    try await admin.stats()["received"]?.int == 4_001 ? true : nil
+                }
+                for token in [tokenA, tokenB] {
+                    let page = try await admin.request(.get, "/admin/notifications", query: [("token", token), ("limit", "1")])
+                    #expect(page.json["total"]?.int == 2_000, "\(admin.baseURL) \(token)")
+                }
+            }
+            #expect(try await adminA.stats()["cluster"]?["receivedFromReplicas"]?.int == 2_001)
+            _ = try await poll(timeout: .seconds(30), "4,001 rows in PostgreSQL") { () -> Bool? in
+                try await postgres.count("apns_mock_recordings", in: store) == 4_001 ? true : nil
+            }
+            #expect(try await postgres.count("apns_mock_recordings", where: "replica = 'b'", in: store) == 2_001)
+
+            // A device unregistered through A answers 410 on B, with A's timestamp.
+            let device = TestData.deviceToken()
+            let added = try await adminA.call(
+                "POST", "/admin/devices", body: #"{"token":"\#(device)","topic":"\#(TestData.topic)","environment":"development"}"#
+            )
+            #expect(added.status == 201)
+            let unregistered = try await adminA.call("POST", "/admin/devices/\(device)/unregister", body: #"{"timestamp":1700000000000}"#)
+            #expect(unregistered.status == 200, "\(unregistered.json)")
+            let gone = try await poll(timeout: .seconds(10), "B to answer 410 for the device A unregistered") { () -> String? in
+                let answer = try await Self.push(device, to: portsB.provider)
+                return answer.status == "410" ? answer.body : nil
+            }
+            #expect(gone.contains(#""reason":"Unregistered""#) && gone.contains("1700000000000"), "\(gone)")
+
+            // A scenario put on A is in force on B, at the same version.
+            let put = try await adminA.call("PUT", "/admin/scenario", body: "name: cluster-wide\nrules:\n  - name: down\n    match: {topic: com.example.down}\n    status: 503\n    reason: ServiceUnavailable\n")
+            #expect(put.status == 200, "\(put.json)")
+            let versionA = try await poll(timeout: .seconds(10), "A's scenario version from the database") { () -> Int? in
+                let state = try await adminA.call("GET", "/admin/scenario").json
+                return state["scenario"]?["name"]?.string == "cluster-wide" ? state["version"]?.int : nil
+            }
+            _ = try await poll(timeout: .seconds(10), "B to put A's scenario in force at A's version") { () -> Bool? in
+                let state = try await adminB.call("GET", "/admin/scenario").json
+                let version = try await adminA.call("GET", "/admin/scenario").json["version"]?.int
+                return state["scenario"]?["name"]?.string == "cluster-wide" && state["version"]?.int == version ? true : nil
+            }
+            #expect(versionA >= 1)
+
+            // A channel made on B is known to A.
+            let channel = try await adminB.call("POST", "/admin/channels", body: #"{"bundleId":"\#(TestData.topic)"}"#)
+            let channelID = try #require(channel.json["id"]?.string, "\(channel.json)")
+            _ = try await poll(timeout: .seconds(10), "A to list the channel B made") { () -> Bool? in
+                let list = try await adminA.call("GET", "/admin/channels").json["channels"]?.array ?? []
+                return list.contains { $0["id"]?.string == channelID } ? true : nil
+            }
+
+            // A clear on B empties A and the table.
+            try await adminB.clear()
+            _ = try await poll(timeout: .seconds(10), "A to forget every recording after B's clear") { () -> Bool? in
+                try await adminA.stats()["recorder"]?["stored"]?.int == 0 ? true : nil
+            }
+            #expect(try await postgres.count("apns_mock_recordings", in: store) == 0)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(4)))
+    func aSignalUnderLoadLosesNothingAndARestartLoadsTheRecordingsBack() async throws {
+        _ = try ExternalTool.require("h2load")
+        try await withPostgres { postgres in
+            let store = try await postgres.createDatabase()
+            let folder = try Self.folder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let (first, ports) = try await RecordingPipelineTests.serve(["--store", store, "--shutdown-grace-period", "5"], in: folder)
+            defer { first.cleanUp() }
+            let admin = AdminClient(port: ports.admin)
+            let token = TestData.deviceToken()
+            let load = Task {
+                try await ExternalTool.run(
+                    "h2load",
+                    ["-n", "3000000", "-c", "4", "-m", "50", "-H", "apns-topic: \(TestData.topic)", "-d", "/dev/stdin",
+                     "https://127.0.0.1:\(ports.provider)/3/device/\(token)"],
+                    stdin: Data(TestData.alertPayload.utf8),
+                    timeout: .seconds(120)
+                )
+            }
+            _ = try await poll(timeout: .seconds(60), "5,000 recordings before the signal") { () -> Bool? in
+                let stats = try? await admin.stats()
+                return (stats?["received"]?.int ?? 0) >= 5_000 ? true : nil
+            }
+            first.signal(SIGTERM)
+            let status = try await first.waitForExit(timeout: .seconds(5) + MockServer.sinkFlushBound + .seconds(10))
+            let result = try await load.value
+            #expect(status == 0, "\(first.output)")
+            let answered200 = try #require(RecordingPipelineTests.status2xx(result.stdout), "\(result)")
+            #expect(answered200 >= 5_000)
+            #expect(
+                try await postgres.count("apns_mock_recordings", where: "status = 200", in: store) == answered200,
+                "h2load counted \(answered200) 200s\n\(first.output)"
+            )
+            #expect(first.output.contains("postgres="), "the last log line names what the store wrote\n\(first.output)")
+
+            let (second, secondPorts) = try await RecordingPipelineTests.serve(["--store", store], in: folder)
+            defer { second.cleanUp() }
+            let stats = try await AdminClient(port: secondPorts.admin).stats()
+            #expect(stats["recorder"]?["stored"]?.int == min(answered200, 100_000), "\(stats)\n\(second.output)")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func startStopsWithTheDatabasesReasonWhenItRefuses() async throws {
+        try await withPostgres { postgres in
+            var configuration = testServerConfiguration()
+            configuration.store = try #require(RecordingStoreSetting("postgres://postgres@127.0.0.1:\(postgres.port)/no_such_database"))
+            let clock = ContinuousClock()
+            let started = clock.now
+            do {
+                let server = try await MockServer.start(configuration: configuration)
+                await server.shutdown()
+                Issue.record("the server started without its store")
+            } catch let error as StartupError {
+                #expect(error.description.contains("no_such_database") && error.description.contains("does not exist"), "\(error)")
+            }
+            // The server answered: no point waiting for it as for one still starting.
+            #expect(clock.now - started < .seconds(10))
+        }
+    }
+}
