@@ -42,8 +42,10 @@ if [ -s "$scratch/body" ]; then
     echo "provider:   body: $(cat "$scratch/body")"
 fi
 
-echo "provider: GET $ADMIN_URL/admin/notifications?token=$DEVICE_TOKEN"
-recorded=$(curl --silent --show-error --fail "$ADMIN_URL/admin/notifications?token=$DEVICE_TOKEN")
+# The wait endpoint, not the list: behind the cluster profile's balancer the admin API may be another replica's,
+# which sees the push once PostgreSQL has told it (milliseconds later).
+echo "provider: GET $ADMIN_URL/admin/notifications/wait?token=$DEVICE_TOKEN"
+recorded=$(curl --silent --show-error --fail "$ADMIN_URL/admin/notifications/wait?token=$DEVICE_TOKEN&count=1&timeout=10s")
 echo "$recorded"
 
 if [ "$status" != "200" ]; then

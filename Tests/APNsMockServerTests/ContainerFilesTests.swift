@@ -870,11 +870,12 @@ struct ContainerFilesTests {
 
     /// `docker-compose config` as JSON: Compose v2 prints it with `--format json`; v1 (Debian's) prints YAML,
     /// read with the PyYAML it depends on.
-    static func composeConfiguration() async throws -> JSON {
+    static func composeConfiguration(profiles: [String] = []) async throws -> JSON {
         let file = root.appendingPathComponent("docker-compose.yml").path
-        let yaml = try await ExternalTool.run("docker-compose", ["--file", file, "config"], timeout: .seconds(60))
+        let selection = ["--file", file] + profiles.flatMap { ["--profile", $0] }
+        let yaml = try await ExternalTool.run("docker-compose", selection + ["config"], timeout: .seconds(60))
         guard yaml.exitCode == 0 else { throw TestFailure("docker-compose.yml does not validate: \(yaml)") }
-        let json = try await ExternalTool.run("docker-compose", ["--file", file, "config", "--format", "json"], timeout: .seconds(60))
+        let json = try await ExternalTool.run("docker-compose", selection + ["config", "--format", "json"], timeout: .seconds(60))
         if json.exitCode == 0, let parsed = try? JSON(parsing: Array(json.stdout.utf8)) { return parsed }
         let converted = try await ExternalTool.run(
             "python3",
@@ -967,5 +968,53 @@ struct ContainerFilesTests {
         #expect(scriptText.contains("--cacert"))
         #expect(scriptText.contains("--http2"))
         #expect(scriptText.contains("/admin/notifications"))
+    }
+
+    @Test(
+        .enabled(
+            if: dockerCompose != nil,
+            "docker-compose is not installed (Debian: apt-get install docker-compose; scripts/test installs it)"
+        ),
+        .timeLimit(.minutes(2))
+    )
+    func clusterProfileRunsThreeReplicasOnePostgresAndABalancerInFrontOfThem() async throws {
+        let configuration = try await Self.composeConfiguration(profiles: ["cluster"])
+        let services = try #require(configuration["services"])
+        let postgres = try #require(services["postgres"], "the cluster profile has no postgres service")
+        #expect(postgres["image"]?.string?.hasPrefix("postgres:") == true)
+        let database = postgres["environment"]?["POSTGRES_DB"]?.string
+        let user = postgres["environment"]?["POSTGRES_USER"]?.string
+        var names: Set<String> = []
+        for replica in ["replica-1", "replica-2", "replica-3"] {
+            let service = try #require(services[replica], "the cluster profile has no \(replica)")
+            let environment = service["environment"]
+            let store = try #require(environment?["APNS_MOCK_STORE"]?.string)
+            // The address names the compose database and user, and parses as the mock parses it.
+            #expect(store == "postgres://\(user ?? "-")@postgres:5432/\(database ?? "-")", "\(replica): \(store)")
+            #expect(RecordingStoreSetting(store) != nil)
+            names.insert(environment?["APNS_MOCK_REPLICA"]?.string ?? "")
+            #expect(service["depends_on"]?["postgres"]?["condition"]?.string == "service_healthy", "\(replica)")
+            let known = Set(ConfigurationKey.allCases.map(\.environmentVariable))
+            if case .object(let variables) = environment ?? .object([:]) {
+                for name in variables.keys where name.hasPrefix("APNS_MOCK_") {
+                    #expect(known.contains(name), "\(replica) sets \(name), which apns-mock does not read")
+                }
+            }
+        }
+        #expect(names == ["replica-1", "replica-2", "replica-3"], "each replica has a name of its own")
+
+        // The balancer: published ports other than the single mock's, its configuration mounted, every replica
+        // behind each of its front ends.
+        let balancer = try #require(services["balancer"])
+        #expect(Self.portPairs(balancer).isSuperset(of: ["3197:2197", "3080:8080"]), "\(Self.portPairs(balancer))")
+        let mount = try #require(Self.mounts(balancer).first { $0.target.hasSuffix("haproxy.cfg") })
+        let haproxy = try String(contentsOfFile: mount.source, encoding: .utf8)
+        for port in ["2197", "8080", "2195"] {
+            #expect(haproxy.contains("bind :\(port)"))
+            for replica in ["replica-1", "replica-2", "replica-3"] { #expect(haproxy.contains("\(replica):\(port)")) }
+        }
+        #expect(haproxy.contains("mode tcp"), "TLS and HTTP/2 must end at the replicas")
+        let provider = try #require(services["cluster-provider"])
+        #expect(provider["environment"]?["APNS_URL"]?.string == "https://apns-mock:2197")
     }
 }

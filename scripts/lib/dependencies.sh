@@ -52,6 +52,8 @@ ensure_test_dependencies() {
   ensure_apt nghttp2-client curl openssl python3 python3-pip docker-compose
   # The inspector's test drives headless Chromium through Debian's chromedriver.
   ensure_apt chromium chromium-driver
+  # The PostgreSQL store's tests start a server of their own (initdb in a temporary folder, a free port).
+  ensure_apt postgresql
   ensure_python_module aioapns aioapns
   ensure_python_module httpx 'httpx[http2]'
   ensure_python_module h2 h2

@@ -810,7 +810,7 @@ components:
             required: [name, policy, capacity, queued, peakQueued, written, skipped, backPressurePauses]
             properties:
               name: { type: string }
-              policy: { type: string, enum: [lossless, skip-ahead] }
+              policy: { type: string, enum: [back-pressure, skip-ahead] }
               capacity: { type: integer }
               queued: { type: integer }
               peakQueued: { type: integer }
@@ -818,6 +818,15 @@ components:
               skipped: { type: integer }
               backPressurePauses: { type: integer }
               lastError: { type: string }
+        cluster:
+          description: >-
+            With `--store postgres://…`: this replica's name and how many recordings it has read from the other
+            replicas; null otherwise.
+          type: [object, "null"]
+          required: [replica, receivedFromReplicas]
+          properties:
+            replica: { type: string }
+            receivedFromReplicas: { type: integer }
     ScenarioState:
       type: object
       required: [scenario, seed, startedAt, requests, rules, devices, version]
