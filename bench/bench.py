@@ -164,6 +164,56 @@ def note_process_group(pgid: int) -> None:
 STARTED: list["Server"] = []
 
 
+def fresh_postgres_database(address: str, name: str) -> str:
+    """`postgres://USER@HOST:PORT/DB` made into a new, empty database `DB_<row name>` (dropped first)."""
+    base, _, database = address.rpartition("/")
+    fresh = re.sub(r"[^a-z0-9_]", "_", f"{database}_{name}".lower())
+    host_part = base.split("//", 1)[1]
+    user, _, host_port = host_part.rpartition("@")
+    host, _, port = host_port.partition(":")
+    for sql in (f"DROP DATABASE IF EXISTS {fresh}", f"CREATE DATABASE {fresh}"):
+        subprocess.run(["psql", "-h", host, "-p", port or "5432", "-U", user.split(":")[0], "-d", database, "-qAtc", sql],
+                       check=True, capture_output=True, env={**os.environ, "PGPASSWORD": user.partition(":")[2]})
+    return f"{base}/{fresh}"
+
+
+class LocalPostgres:
+    """A PostgreSQL server of the bench's own when no --postgres is given: Debian's binaries, initdb in the work
+    folder, a free port, durability off (the bench measures the mock's writer, not the disk)."""
+
+    def __init__(self, workdir: Path):
+        roots = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), reverse=True)
+        if not roots:
+            raise HarnessError("PostgreSQL is not installed (Debian: apt-get install postgresql), and no --postgres was given")
+        self.bin = roots[0].parent
+        self.folder = workdir / "postgres"
+        self.folder.mkdir()
+        self.as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        if self.as_postgres:
+            shutil.chown(self.folder, "postgres")
+            os.chmod(workdir, 0o711)  # the server, running as postgres, must reach its folder
+        subprocess.run(self.as_postgres + [str(self.bin / "initdb"), "-D", str(self.folder / "data"), "-U", "postgres",
+                                           "-A", "trust", "-E", "UTF8", "--no-sync"], check=True, capture_output=True)
+        self.port = free_port()
+        self.process = subprocess.Popen(
+            self.as_postgres + [str(self.bin / "postgres"), "-D", str(self.folder / "data"), "-p", str(self.port),
+                                "-k", str(self.folder), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off",
+                                "-c", "synchronous_commit=off", "-c", "full_page_writes=off"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+        deadline = time.monotonic() + 60
+        while subprocess.run([str(self.bin / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port)],
+                             capture_output=True).returncode != 0:
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise HarnessError("the bench's PostgreSQL did not start")
+            time.sleep(0.1)
+        self.address = f"postgres://postgres@127.0.0.1:{self.port}/postgres"
+
+    def stop(self):
+        subprocess.run(self.as_postgres + [str(self.bin / "pg_ctl"), "-D", str(self.folder / "data"), "-m", "immediate", "stop"],
+                       capture_output=True)
+        self.process.wait(timeout=30)
+
+
 class Server:
     name = "server"
 
@@ -291,6 +341,9 @@ class ApnsMock(Server):
             for suffix in ("", "-wal", "-shm"):
                 Path(path + suffix).unlink(missing_ok=True)
             extra_args[index] = "sqlite:" + path
+        if "--store" in extra_args and extra_args[extra_args.index("--store") + 1].startswith("postgres"):
+            index = extra_args.index("--store") + 1
+            extra_args[index] = fresh_postgres_database(extra_args[index], name)
         self.extra_args = extra_args
         self.admin_port = 0
 
@@ -716,17 +769,18 @@ class Bench:
         return rows
 
     def check_store(self, running: list, workload: Workload) -> dict | None:
-        """With --store sqlite: how far the writer's queue grew, and how long it took to drain after the last round."""
+        """With --store: how far the writer's queue grew, and how long it took to drain after the last round."""
         args = workload.apns_mock_args or []
         if "--store" not in args:
             return None
+        kind = "postgres" if args[args.index("--store") + 1].startswith("postgres") else "sqlite"
         found = {}
         for server in (s for s in running if isinstance(s, ApnsMock)):
             started = time.monotonic()
             while True:
-                sink = next((s for s in server.stats().get("sinks", []) if s["name"] == "sqlite"), None)
+                sink = next((s for s in server.stats().get("sinks", []) if s["name"] == kind), None)
                 if sink is None:
-                    self.problem(f"{server.name}: no sqlite sink in /admin/stats with {args}")
+                    self.problem(f"{server.name}: no {kind} sink in /admin/stats with {args}")
                     break
                 if sink["queued"] == 0 or time.monotonic() - started > 120:
                     break
@@ -736,7 +790,7 @@ class Bench:
                                       "back_pressure_pauses": sink["backPressurePauses"],
                                       "drain_seconds": round(time.monotonic() - started, 2), "queued_at_end": sink["queued"]}
                 if sink["queued"]:
-                    self.problem(f"{server.name}: the sqlite writer still had {sink['queued']} queued after 120 s")
+                    self.problem(f"{server.name}: the {kind} writer still had {sink['queued']} queued after 120 s")
         return found
 
     def check_record_file(self, running: list, workload: Workload) -> dict | None:
@@ -987,14 +1041,15 @@ def print_record_file(summaries: list[dict]) -> None:
 
 
 def print_store(summaries: list[dict]) -> None:
-    """apns-mock's throughput with --store sqlite beside the memory store, the writer's peak queue and drain time."""
-    for name in ("apns-mock", ONE_THREAD):
+    """apns-mock's throughput with --store sqlite/postgres beside the memory store, the writer's peak queue and drain time."""
+    for kind in ("sqlite", "postgres"):
+      for name in ("apns-mock", ONE_THREAD):
         plain = next((s for s in summaries if s["workload"] == "throughput" and s["server"] == name), None)
-        stored = next((s for s in summaries if s["workload"] == "sqlite" and s["server"] == name), None)
+        stored = next((s for s in summaries if s["workload"] == kind and s["server"] == name), None)
         if not plain or not stored or not plain["req_per_s_median"]:
             continue
         store = stored.get("store") or {}
-        print(f"sqlite store ({name}): {stored['req_per_s_median']:,.0f} req/s vs {plain['req_per_s_median']:,.0f} in memory "
+        print(f"{kind} store ({name}): {stored['req_per_s_median']:,.0f} req/s vs {plain['req_per_s_median']:,.0f} in memory "
               f"({stored['req_per_s_median'] / plain['req_per_s_median']:.0%}); writer queue peak {store.get('peak_queued')}, "
               f"back-pressure pauses {store.get('back_pressure_pauses')}, drained {store.get('drain_seconds')} s after the last round")
 
@@ -1004,7 +1059,7 @@ def targets(summaries: list[dict], memory: dict | None) -> list[dict]:
     def get(workload, server, key):
         for s in summaries:
             if s["workload"] == workload and s["server"] == server:
-                return s[key]
+                return s.get(key)
         return None
 
     found = []
@@ -1022,6 +1077,10 @@ def targets(summaries: list[dict], memory: dict | None) -> list[dict]:
     plain, stored = get("throughput", "apns-mock", "req_per_s_median"), get("sqlite", "apns-mock", "req_per_s_median")
     if plain and stored:
         add("throughput with --store sqlite vs memory", round(stored / plain, 2), ">= 0.50", stored / plain >= 0.5,
+            f"{stored / plain:.0%}")
+    plain, stored = get("throughput", "apns-mock", "req_per_s_median"), get("postgres", "apns-mock", "req_per_s_median")
+    if plain and stored:
+        add("throughput with --store postgres vs memory", round(stored / plain, 2), ">= 0.30", stored / plain >= 0.3,
             f"{stored / plain:.0%}")
     plain, stalled = get("throughput", "apns-mock", "req_per_s_median"), get("livefeed", "apns-mock", "req_per_s_median")
     if plain and stalled:
@@ -1137,7 +1196,9 @@ def main() -> int:
     parser.add_argument("--no-token", dest="token", action="store_const", const="no",
                         help="skip the token-auth workload")
     parser.add_argument("--server-arg", action="append", default=[], help="extra apns-mock flag (repeatable)")
-    parser.add_argument("--workloads", help="comma-separated subset of throughput,connections,latency,recordfile,sqlite,broadcast,livefeed,token")
+    parser.add_argument("--workloads", help="comma-separated subset of throughput,connections,latency,recordfile,sqlite,postgres,broadcast,livefeed,token")
+    parser.add_argument("--postgres", help="the postgres://USER@HOST:PORT/DB the postgres workload uses (each row gets a "
+                        "fresh database beside DB); default: a PostgreSQL server of the bench's own")
     parser.add_argument("--no-memory", action="store_true", help="skip the 1,000,000-notification memory check")
     parser.add_argument("--json", help="where to write the JSON (default: bench/results/<UTC>-<commit>.json; "
                         "--quick writes none unless given)")
@@ -1202,6 +1263,15 @@ def main() -> int:
             workloads.append(Workload("sqlite", "throughput+sqlite store", 4, 100, workloads[0].requests,
                                       apns_mock_args=bench.default_apns_mock_args
                                       + ["--store", f"sqlite:{bench.workdir / 'bench.sqlite'}"]))
+            # The same load with every recording also written to PostgreSQL (--store postgres://…), one database per row.
+            if not args.workloads or "postgres" in args.workloads.split(","):
+                address = args.postgres
+                if not address:
+                    local = LocalPostgres(bench.workdir)
+                    atexit.register(local.stop)
+                    address = local.address
+                workloads.append(Workload("postgres", "throughput+postgres store", 4, 100, workloads[0].requests,
+                                          apns_mock_args=bench.default_apns_mock_args + ["--store", address]))
             # The same load with a live-feed reader that has stopped reading (a stalled inspector tab).
             workloads.append(Workload("livefeed", "throughput+stalled feed", 4, 100, workloads[0].requests,
                                       stalled_reader=True))

@@ -2,8 +2,9 @@
 /// (a replica skips its own). The payload names the change; the others read the current state from the table, so
 /// notices that arrive together or twice converge on the same state.
 enum ClusterNotice: Equatable {
-    /// New recordings: read the table past the last id seen.
-    case recordings
+    /// New recordings from this replica (`nil`: the follower's own poll): read the table past the last id seen.
+    /// A replica ignores its own, which it has in memory already.
+    case recordings(replica: String?)
     /// Every recording up to this id was deleted (`DELETE /admin/notifications`).
     case cleared(upTo: Int64, replica: String)
     /// The device with this normalised token was put or removed: read its row.
@@ -18,7 +19,7 @@ enum ClusterNotice: Equatable {
     /// `kind:replica:argument` (replica names have no `:`; tokens and channel ids none either).
     var payload: String {
         switch self {
-        case .recordings: "r"
+        case .recordings(let replica): replica.map { "r:\($0)" } ?? "r"
         case .cleared(let id, let replica): "c:\(replica):\(id)"
         case .device(let token, let replica): "d:\(replica):\(token)"
         case .devicesCleared(let replica): "D:\(replica)"
@@ -31,7 +32,7 @@ enum ClusterNotice: Equatable {
     init?(payload: String) {
         let parts = payload.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
         switch (parts.first, parts.count) {
-        case ("r", 1): self = .recordings
+        case ("r", 2): self = .recordings(replica: parts[1])
         case ("c", 3):
             guard let id = Int64(parts[2]) else { return nil }
             self = .cleared(upTo: id, replica: parts[1])
@@ -46,10 +47,10 @@ enum ClusterNotice: Equatable {
         }
     }
 
-    /// The replica that made the change (`nil` for recordings, which are filtered by row).
+    /// The replica that made the change (`nil` for the follower's poll).
     var replica: String? {
         switch self {
-        case .recordings: nil
+        case .recordings(let replica): replica
         case .cleared(_, let replica), .device(_, let replica), .devicesCleared(let replica), .channel(_, let replica),
             .channelsCleared(let replica), .scenario(_, let replica):
             replica

@@ -74,6 +74,13 @@ final class PostgresCluster: Sendable {
     /// The sink that writes this replica's recordings, on a connection of its own.
     func makeRecordSink(backPressure: RecordingBackPressure) async throws(PostgresConnector.ConnectError) -> WriterThreadSink {
         let connection = try await connector.connect(id: 2)
+        do {
+            // As the SQLite store's synchronous=NORMAL: a commit does not wait for its WAL flush, so a crash of the
+            // database server (not of the mock) may lose its last fraction of a second; never the table's integrity.
+            try await connection.query("SET synchronous_commit TO off", logger: logger)
+        } catch {
+            throw PostgresConnector.ConnectError(address: connector.address, reason: PostgresConnector.describe(error), isFinal: true)
+        }
         let writer = PostgresRecordStore(connection: connection, replica: replica, capacity: capacity, logger: logger)
         return WriterThreadSink(name: "postgres", writer: writer, backPressure: backPressure)
     }
@@ -158,11 +165,10 @@ final class PostgresCluster: Sendable {
                 try await withTaskCancellationHandler {
                     try await connection.listen(on: PostgresSchema.channel) { notifications in
                         for try await notification in notifications {
-                            guard let notice = ClusterNotice(payload: notification.payload) else { continue }
-                            if notice == .recordings {
+                            guard let notice = ClusterNotice(payload: notification.payload), notice.replica != replica else { continue }
+                            if case .recordings = notice {
+                                // One read covers every notice that arrived before it starts.
                                 if recordingsPending.exchange(true, ordering: .acquiringAndReleasing) { continue }
-                            } else if notice.replica == replica {
-                                continue
                             }
                             noticeInput.yield(notice)
                         }
@@ -182,7 +188,7 @@ final class PostgresCluster: Sendable {
     private func poll() async {
         while !Task.isCancelled {
             do { try await Task.sleep(for: Self.pollInterval) } catch { return }
-            if !recordingsPending.exchange(true, ordering: .acquiringAndReleasing) { noticeInput.yield(.recordings) }
+            if !recordingsPending.exchange(true, ordering: .acquiringAndReleasing) { noticeInput.yield(.recordings(replica: nil)) }
         }
     }
 
@@ -231,32 +237,46 @@ final class PostgresCluster: Sendable {
         }
     }
 
-    /// Reads every recording past the cursor, in id order, and passes the other replicas' into the store.
+    /// Reads the other replicas' recordings past the cursor, in id order, into the store.
+    ///
+    /// The newest id is read first: every id up to it is committed (inserts hold the advisory lock), so the cursor
+    /// can move to it even when the rows in between are this replica's own, which are skipped by the database
+    /// rather than sent here and decoded.
     private func readRecordings(into store: NotificationStore) async throws {
+        var newest: Int64 = 0
+        for try await id in try await queries.query("SELECT coalesce(max(id), 0) FROM apns_mock_recordings", logger: logger).decode(Int64.self) {
+            newest = id
+        }
         while true {
             let cursor = state.withLock { $0.cursor }
+            guard cursor < newest else { return }
+            var bindings = PostgresBindings(capacity: 4)
+            bindings.append(cursor)
+            bindings.append(newest)
+            bindings.append(replica)
+            bindings.append(Int64(Self.readBatch))
             let rows = try await queries.query(
                 PostgresQuery(
-                    unsafeSQL: "SELECT \(Self.selectColumns) FROM apns_mock_recordings WHERE id > $1 ORDER BY id LIMIT $2",
-                    binds: Self.binds(cursor, Int64(Self.readBatch))
+                    unsafeSQL: """
+                        SELECT \(Self.selectColumns) FROM apns_mock_recordings
+                        WHERE id > $1 AND id <= $2 AND replica <> $3 ORDER BY id LIMIT $4
+                        """,
+                    binds: bindings
                 ),
                 logger: logger
             )
-            var last = cursor
-            var count = 0
             var theirs: [RecordedNotification] = []
+            var last = newest
             for try await row in rows {
-                count += 1
-                let (id, origin, recording) = try Self.recording(from: row)
-                last = id
-                if origin != replica { theirs.append(recording) }
+                let (id, _, recording) = try Self.recording(from: row)
+                theirs.append(recording)
+                if theirs.count == Self.readBatch { last = id }
             }
             store.ingest(theirs)
             state.withLock { state in
                 state.cursor = max(state.cursor, last)
                 state.received += UInt64(theirs.count)
             }
-            if count < Self.readBatch { return }
         }
     }
 

@@ -43,7 +43,7 @@ final class PostgresRecordStore: RecordBatchWriter {
             chunks.append(rows.buffer)
         }
         let data = chunks
-        let (connection, logger, capacity) = (self.connection, self.logger, self.capacity)
+        let (connection, logger, capacity, replica) = (self.connection, self.logger, self.capacity, self.replica)
         do {
             try runBlocking {
                 try await Self.transaction(connection, logger: logger) {
@@ -57,7 +57,8 @@ final class PostgresRecordStore: RecordBatchWriter {
                         """,
                         logger: logger
                     )
-                    try await connection.query("SELECT pg_notify(\(PostgresSchema.channel), 'r')", logger: logger)
+                    let payload = ClusterNotice.recordings(replica: replica).payload
+                    try await connection.query("SELECT pg_notify(\(PostgresSchema.channel), \(payload))", logger: logger)
                 }
             }
             return nil

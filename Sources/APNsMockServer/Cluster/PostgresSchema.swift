@@ -18,9 +18,12 @@ enum PostgresSchema {
         (
             1,
             [
-                // The admin API's filters as columns (indexed where a lookup is by value: token, topic, apns-id,
-                // status), and what rebuilds a recording exactly. `id` is the cluster's order: inserts hold the
-                // advisory lock, so ids are handed out in commit order.
+                // The admin API's filters as columns, and what rebuilds a recording exactly. `id` is the cluster's
+                // order: inserts hold the advisory lock, so ids are handed out in commit order. Indexed: the device
+                // token, the lookup an operator's SQL makes ("what did this device get?"). The admin API filters in
+                // memory, and indexes on topic, status and apns-id as well cost a third of the store's throughput
+                // (measured at -c 4 -m 100: 66k pushes/s with four indexes, 90-99k with this one), so those are left
+                // to a sequential scan.
                 """
                 CREATE TABLE apns_mock_recordings (
                     id BIGSERIAL PRIMARY KEY,
@@ -52,9 +55,6 @@ enum PostgresSchema {
                 )
                 """,
                 "CREATE INDEX apns_mock_recordings_token ON apns_mock_recordings (token)",
-                "CREATE INDEX apns_mock_recordings_apns_id ON apns_mock_recordings (apns_id)",
-                "CREATE INDEX apns_mock_recordings_topic ON apns_mock_recordings (topic)",
-                "CREATE INDEX apns_mock_recordings_status ON apns_mock_recordings (status)",
                 // Devices added, unregistered or removed at run time (a scenario's come from the scenario), by
                 // normalised token, as the device JSON the admin API takes.
                 "CREATE TABLE apns_mock_devices (token TEXT PRIMARY KEY, body TEXT NOT NULL, replica TEXT NOT NULL)",
