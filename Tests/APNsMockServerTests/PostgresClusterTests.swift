@@ -131,26 +131,10 @@ struct PostgresClusterTests {
             defer { try? FileManager.default.removeItem(at: folder) }
             let (first, ports) = try await RecordingPipelineTests.serve(["--store", store, "--shutdown-grace-period", "5"], in: folder)
             defer { first.cleanUp() }
-            let admin = AdminClient(port: ports.admin)
-            let token = TestData.deviceToken()
-            let load = Task {
-                try await ExternalTool.run(
-                    "h2load",
-                    ["-n", "3000000", "-c", "4", "-m", "50", "-H", "apns-topic: \(TestData.topic)", "-d", "/dev/stdin",
-                     "https://127.0.0.1:\(ports.provider)/3/device/\(token)"],
-                    stdin: Data(TestData.alertPayload.utf8),
-                    timeout: .seconds(120)
-                )
-            }
-            _ = try await poll(timeout: .seconds(60), "5,000 recordings before the signal") { () -> Bool? in
-                let stats = try? await admin.stats()
-                return (stats?["received"]?.int ?? 0) >= 5_000 ? true : nil
-            }
-            first.signal(SIGTERM)
-            let status = try await first.waitForExit(timeout: .seconds(5) + MockServer.sinkFlushBound + .seconds(10))
-            let result = try await load.value
+            let (status, answered200) = try await RecordingPipelineTests.signalUnderLoad(
+                first, ports: ports, token: TestData.deviceToken(), connections: 4
+            )
             #expect(status == 0, "\(first.output)")
-            let answered200 = try #require(RecordingPipelineTests.status2xx(result.stdout), "\(result)")
             #expect(answered200 >= 5_000)
             #expect(
                 try await postgres.count("apns_mock_recordings", where: "status = 200", in: store) == answered200,

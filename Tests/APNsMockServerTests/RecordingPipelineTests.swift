@@ -117,6 +117,31 @@ struct RecordingPipelineTests {
         }
     }
 
+    /// Loads a served mock with h2load (one token, `connections` × 50 streams), sends SIGTERM once it has recorded
+    /// 5,000, and returns how it exited and how many 200s h2load counted: what a store's rows must then equal.
+    static func signalUnderLoad(
+        _ launched: LaunchedProcess, ports: (provider: Int, admin: Int), token: String, connections: Int
+    ) async throws -> (status: Int32?, answered200: Int) {
+        let admin = AdminClient(port: ports.admin)
+        let load = Task {
+            try await ExternalTool.run(
+                "h2load",
+                ["-n", "3000000", "-c", String(connections), "-m", "50", "-H", "apns-topic: \(TestData.topic)", "-H", "apns-push-type: alert",
+                 "-d", "/dev/stdin", "https://127.0.0.1:\(ports.provider)/3/device/\(token)"],
+                stdin: Data(TestData.alertPayload.utf8),
+                timeout: .seconds(120)
+            )
+        }
+        _ = try await poll(timeout: .seconds(60), "5,000 recordings before the signal") { () -> Bool? in
+            let stats = try? await admin.request(.get, "/admin/stats")
+            return (stats?.json["received"]?.int ?? 0) >= 5_000 ? true : nil
+        }
+        launched.signal(SIGTERM)
+        let status = try await launched.waitForExit(timeout: .seconds(5) + MockServer.sinkFlushBound + .seconds(10))
+        let result = try await load.value
+        return (status, try #require(status2xx(result.stdout), "\(result)"))
+    }
+
     /// `status codes: 41234 2xx, 0 3xx, 0 4xx, 0 5xx`.
     static func status2xx(_ output: String) -> Int? {
         guard let match = output.firstMatch(of: /status codes: (\d+) 2xx/) else { return nil }

@@ -29,26 +29,9 @@ struct SQLiteStoreTests {
         let database = folder.appendingPathComponent("recordings.sqlite").path
         let (first, ports) = try await RecordingPipelineTests.serve(["--store", "sqlite:" + database, "--shutdown-grace-period", "5"], in: folder)
         defer { first.cleanUp() }
-        let admin = AdminClient(port: ports.admin)
         let token = TestData.deviceToken()
-        let load = Task {
-            try await ExternalTool.run(
-                "h2load",
-                ["-n", "3000000", "-c", "8", "-m", "50", "-H", "apns-topic: \(TestData.topic)", "-H", "apns-push-type: alert", "-d", "/dev/stdin",
-                 "https://127.0.0.1:\(ports.provider)/3/device/\(token)"],
-                stdin: Data(TestData.alertPayload.utf8),
-                timeout: .seconds(120)
-            )
-        }
-        _ = try await poll(timeout: .seconds(60), "5,000 recordings before the signal") { () -> Bool? in
-            let stats = try? await admin.request(.get, "/admin/stats")
-            return (stats?.json["received"]?.int ?? 0) >= 5_000 ? true : nil
-        }
-        first.signal(SIGTERM)
-        let status = try await first.waitForExit(timeout: .seconds(5) + MockServer.sinkFlushBound + .seconds(10))
-        let result = try await load.value
+        let (status, answered200) = try await RecordingPipelineTests.signalUnderLoad(first, ports: ports, token: token, connections: 8)
         #expect(status == 0, "\(first.output)")
-        let answered200 = try #require(RecordingPipelineTests.status2xx(result.stdout), "\(result)")
         #expect(answered200 >= 5_000)
         #expect(try await Self.rows(in: database, status: 200) == answered200, "h2load counted \(answered200) 200s\n\(first.output)")
         #expect(first.output.contains("sqlite="), "the last log line names what the store wrote\n\(first.output)")
