@@ -167,4 +167,25 @@ struct PostgresClusterTests {
             #expect(clock.now - started < .seconds(10))
         }
     }
+
+    /// The inspector behind a balancer: its live feed lands on one replica and still shows what another answered.
+    @Test(.timeLimit(.minutes(2)))
+    func aLiveFeedOnOneReplicaShowsWhatAnotherAnswered() async throws {
+        try await withPostgres { postgres in
+            let store = try #require(RecordingStoreSetting(try await postgres.createDatabase()))
+            try await withTestServer(configure: { $0.store = store; $0.replica = "a" }) { (a: TestServer) async throws -> Void in
+                try await withTestServer(configure: { $0.store = store; $0.replica = "b" }) { (b: TestServer) async throws -> Void in
+                    let token = TestData.deviceToken()
+                    let events = try await LiveFeedTests.read(a, count: 2, query: "?token=\(token)") {
+                        try await withProviderClient(b) { (provider: ProviderClient) async throws -> Void in
+                            for _ in 0..<2 { #expect(try await provider.send(token: token).status == 200) }
+                        }
+                    }
+                    let received = events.array?.filter { $0["event"]?.string == "notification" } ?? []
+                    #expect(received.count == 2, "\(events)")
+                    #expect(received.allSatisfy { $0["data"]?["deviceToken"]?.string == token }, "\(events)")
+                }
+            }
+        }
+    }
 }

@@ -66,6 +66,7 @@ public final class NotificationStore: Sendable {
     public let capacity: Int
     private let state: Mutex<State>
     private let onAppend: (@Sendable ([RecordedNotification]) -> Void)?
+    private let onIngest: (@Sendable ([RecordedNotification]) -> Void)?
     private let isListening: @Sendable () -> Bool
 
     /// - Parameters:
@@ -74,12 +75,15 @@ public final class NotificationStore: Sendable {
     ///     store's lock is held: it must be quick and must not call back into the store (e.g. hand the recordings
     ///     to an NDJSON writer's buffer).
     ///   - isListening: whether `onAppend` wants recordings now; when it does not, the store makes no copies for it.
+    ///   - onIngest: as `onAppend`, for the recordings other replicas answered (`ingest`), numbered.
     public init(
         capacity: Int = 100_000,
         isListening: @escaping @Sendable () -> Bool = { true },
-        onAppend: (@Sendable ([RecordedNotification]) -> Void)? = nil
+        onAppend: (@Sendable ([RecordedNotification]) -> Void)? = nil,
+        onIngest: (@Sendable ([RecordedNotification]) -> Void)? = nil
     ) {
         self.isListening = isListening
+        self.onIngest = onIngest
         precondition(capacity > 0, "a recorder must hold at least one notification")
         self.capacity = capacity
         self.onAppend = onAppend
@@ -270,12 +274,21 @@ public final class NotificationStore: Sendable {
     }
 
     /// Takes recordings another replica answered (read from a shared store), numbering them after this store's own:
-    /// queries and waits see them; `onAppend` does not, since they were written where they came from.
+    /// queries and waits see them; `onAppend` does not, since they were written where they came from, and
+    /// `onIngest` gets them numbered, in order, inside the lock.
     package func ingest(_ recordings: [RecordedNotification]) {
         guard !recordings.isEmpty else { return }
         var ready: [CheckedContinuation<Bool, Never>] = []
         state.withLock { state in
-            for recording in recordings.suffix(capacity) {
+            let kept = recordings.suffix(capacity)
+            if let onIngest, isListening() {
+                onIngest(kept.enumerated().map { offset, recording in
+                    var copy = recording
+                    copy.sequence = state.nextSequence + UInt64(offset)
+                    return copy
+                })
+            }
+            for recording in kept {
                 var pending: RecordedNotification? = recording
                 _ = insert(&pending, into: &state, ready: &ready)
             }

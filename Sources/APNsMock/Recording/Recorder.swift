@@ -20,9 +20,16 @@ public final class Recorder: Sendable {
         if sinks.isEmpty {
             store = NotificationStore(capacity: capacity)
         } else {
-            store = NotificationStore(capacity: capacity, isListening: { sinks.contains { $0.isListening } }) { recordings in
-                for sink in sinks where sink.isListening { sink.enqueue(contentsOf: recordings) }
-            }
+            store = NotificationStore(
+                capacity: capacity,
+                isListening: { sinks.contains { $0.isListening } },
+                onAppend: { recordings in
+                    for sink in sinks where sink.isListening { sink.enqueue(contentsOf: recordings) }
+                },
+                onIngest: { recordings in
+                    for sink in sinks where sink.receivesOtherReplicas && sink.isListening { sink.enqueue(contentsOf: recordings) }
+                }
+            )
         }
     }
 

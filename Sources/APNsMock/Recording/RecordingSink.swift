@@ -11,6 +11,9 @@ public protocol RecordingSink: AnyObject, Sendable {
     /// False while the sink would drop whatever it is given (a live feed with no reader): the recorder then skips
     /// making its copies.
     var isListening: Bool { get }
+    /// True for a view of everything the service received (a live feed): it is also given the recordings other
+    /// replicas answered, read from a shared store. False for a sink that keeps this replica's own (a file, a store).
+    var receivesOtherReplicas: Bool { get }
     /// Its queue and what it has done so far.
     func statistics() -> RecordingSinkStatistics
     /// `DELETE /admin/notifications`: every recording up to this sequence number is gone from the store; a sink
@@ -22,6 +25,8 @@ public protocol RecordingSink: AnyObject, Sendable {
 
 extension RecordingSink {
     public var isListening: Bool { true }
+
+    public var receivesOtherReplicas: Bool { false }
 
     public func cleared(upTo sequence: UInt64) {}
 

@@ -177,6 +177,9 @@ final class LiveFeed: RecordingSink {
 
     var isListening: Bool { open.load(ordering: .relaxed) > 0 }
 
+    /// Behind a load balancer the inspector's feed lands on one replica; it shows what every replica answered.
+    var receivesOtherReplicas: Bool { true }
+
     func enqueue(contentsOf recordings: [RecordedNotification]) {
         guard open.load(ordering: .relaxed) > 0 else { return }
         state.withLock { state in

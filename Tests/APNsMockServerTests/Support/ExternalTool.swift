@@ -81,7 +81,10 @@ enum ExternalTool {
             try await Task.sleep(for: timeout)
             if box.process.isRunning {
                 box.timedOut.store(true, ordering: .relaxed)
-                box.process.terminate()
+                // SIGKILL, not `terminate()`'s SIGTERM: a tool started from a thread of the test process's pool
+                // inherits that thread's signal mask, in which SIGTERM is blocked, and a blocked SIGTERM never ends
+                // it (seen: a stalled reader outlived its timeout and hung the test run).
+                kill(box.process.processIdentifier, SIGKILL)
             }
         }
         defer { deadline.cancel() }
