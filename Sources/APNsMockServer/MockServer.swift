@@ -135,7 +135,7 @@ public final class MockServer: Sendable {
                 sinks.append(try await connected.makeRecordSink(backPressure: backPressure))
                 fromCluster = try await connected.loadRecordings()
             } catch {
-                _ = await Recorder(capacity: 1, sinks: sinks).finishSinks(timeout: Self.sinkFlushBound)
+                for sink in sinks { _ = await sink.finish(timeout: Self.sinkFlushBound) }
                 await cluster?.stop()
                 throw StartupError.store("\(error)")
             }

@@ -89,8 +89,7 @@ final class PostgresCluster: Sendable {
     func loadRecordings() async throws -> [RecordedNotification] {
         var loaded: [(Int64, RecordedNotification)] = []
         let rows = try await queries.query(
-            PostgresQuery(unsafeSQL: "SELECT \(Self.selectColumns) FROM apns_mock_recordings ORDER BY id DESC LIMIT $1", binds: Self.binds(Int64(capacity))),
-            logger: logger
+            "SELECT \(unescaped: Self.selectColumns) FROM apns_mock_recordings ORDER BY id DESC LIMIT \(Int64(capacity))", logger: logger
         )
         for try await row in rows {
             let (id, _, recording) = try Self.recording(from: row)
@@ -116,7 +115,7 @@ final class PostgresCluster: Sendable {
             if let device = try? Device(json: Array(body.utf8)) { shared.devices.apply(.devicePut(device)) }
         }
         for try await row in try await queries.query(
-            "SELECT id, bundle_id, environment, storage_policy, created_at FROM apns_mock_channels ORDER BY created_at", logger: logger
+            "SELECT \(unescaped: Self.channelColumns) FROM apns_mock_channels ORDER BY created_at", logger: logger
         ) {
             if let channel = try? Self.channel(from: row) { shared.channels.apply(.channelPut(channel)) }
         }
@@ -218,7 +217,7 @@ final class PostgresCluster: Sendable {
                 case .channel(let id, _):
                     var found: BroadcastChannel?
                     for try await row in try await queries.query(
-                        "SELECT id, bundle_id, environment, storage_policy, created_at FROM apns_mock_channels WHERE id = \(id)", logger: logger
+                        "SELECT \(unescaped: Self.channelColumns) FROM apns_mock_channels WHERE id = \(id)", logger: logger
                     ) {
                         found = try? Self.channel(from: row)
                     }
@@ -250,19 +249,11 @@ final class PostgresCluster: Sendable {
         while true {
             let cursor = state.withLock { $0.cursor }
             guard cursor < newest else { return }
-            var bindings = PostgresBindings(capacity: 4)
-            bindings.append(cursor)
-            bindings.append(newest)
-            bindings.append(replica)
-            bindings.append(Int64(Self.readBatch))
             let rows = try await queries.query(
-                PostgresQuery(
-                    unsafeSQL: """
-                        SELECT \(Self.selectColumns) FROM apns_mock_recordings
-                        WHERE id > $1 AND id <= $2 AND replica <> $3 ORDER BY id LIMIT $4
-                        """,
-                    binds: bindings
-                ),
+                """
+                SELECT \(unescaped: Self.selectColumns) FROM apns_mock_recordings
+                WHERE id > \(cursor) AND id <= \(newest) AND replica <> \(replica) ORDER BY id LIMIT \(Int64(Self.readBatch))
+                """,
                 logger: logger
             )
             var theirs: [RecordedNotification] = []
@@ -372,11 +363,8 @@ final class PostgresCluster: Sendable {
 
     static let selectColumns = "id, " + PostgresRecordStore.columns.joined(separator: ", ")
 
-    private static func binds(_ values: Int64...) -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: values.count)
-        for value in values { bindings.append(value) }
-        return bindings
-    }
+    /// The columns `channel(from:)` reads, in its order.
+    static let channelColumns = "id, bundle_id, environment, storage_policy, created_at"
 
     /// A row of `selectColumns` as (id, replica, recording).
     static func recording(from row: PostgresRow) throws -> (Int64, String, RecordedNotification) {
