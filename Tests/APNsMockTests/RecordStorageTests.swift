@@ -102,6 +102,31 @@ struct RecordStorageTests {
         #expect(recorded[2].deviceToken == "not-hex")
     }
 
+    /// The record file writes a shared shape's members once and copies them for every recording that shares it:
+    /// each line must be byte for byte what the admin API writes for that recording on its own.
+    @Test func jsonWithTheShapeCacheIsByteForByteTheSame() {
+        let alert = Array(#"{"aps":{"alert":"hi \"there\""}}"#.utf8)
+        let headers = [HeaderField(name: "apns-topic", value: "com.example.app"), HeaderField(name: "host", value: "example.test")]
+        func push(_ token: String, payload: [UInt8] = alert, authority: String? = nil) -> APNsRequest {
+            APNsRequest(method: "POST", path: "/3/device/" + token, authority: authority, headers: headers, payload: payload)
+        }
+        let requests = [
+            push(Self.lower), push(Self.lower.uppercased()), push("not-hex"), push(Self.lower, authority: "localhost:2197"),
+            push(Self.lower, authority: "localhost:2197"), push(Self.lower, payload: Array("not json".utf8)),
+            push(Self.lower, payload: Array("not json".utf8)), push(Self.lower), push(Self.lower.uppercased()),
+        ]
+        // More recordings than the cache holds, so entries are replaced while their storage is still in use.
+        let recorded = (0..<3).flatMap { _ in Self.recordInSequence(requests) }
+        var shapes = RecordShapeJSONCache()
+        var cached = JSONWriter()
+        for recording in recorded {
+            cached.removeAll()
+            recording.writeJSON(into: &cached, shapes: &shapes)
+            #expect(String(decoding: cached.bytes, as: UTF8.self) == String(decoding: recording.jsonBytes(), as: UTF8.self))
+        }
+        #expect(recorded.filter(\.sharesRequestBytes).count > 3)
+    }
+
     @Test func aRecordingStaysSmall() {
         // A recording whose storage is shared is only this: every byte here is touched, fresh, for every request
         // a growing recorder keeps.

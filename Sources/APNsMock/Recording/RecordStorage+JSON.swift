@@ -2,73 +2,116 @@ extension RecordStorage {
     /// Writes the request's members of a recording's JSON straight from the stored bytes: no `String`, array or
     /// dictionary is made (rebuilding the request first cost the record file's writer more than answering it).
     func writeRequestJSON(_ fields: RecordFields, into json: inout JSONWriter) {
-        let header = self.header
-        let offsets = self.offsets
-        withUnsafeMutablePointerToElements { base in
-            func bytes(_ offset: Int, _ length: Int) -> UnsafeBufferPointer<UInt8> {
-                UnsafeBufferPointer(start: UnsafePointer(base + offset), count: length)
-            }
-            let block = bytes(offsets.headers, Int(header.headerBlockLength))
-            var topic: UnsafeBufferPointer<UInt8>?
-            var pushType: UnsafeBufferPointer<UInt8>?
-            var host: UnsafeBufferPointer<UInt8>?
-            HeaderBlock.forEach(in: block, count: Int(header.headerCount)) { code, _, value in
-                switch code {
-                case HeaderBlock.Code.topic where topic == nil: topic = value
-                case HeaderBlock.Code.pushType where pushType == nil: pushType = value
-                case HeaderBlock.Code.host where host == nil: host = value
-                default: break
-                }
-                return true
-            }
+        let text = pathText
+        json.key("method")
+        writeMethod(into: &json)
+        json.key("path")
+        writePath(fields, text: text, into: &json, prefix: true)
+        json.key("authority")
+        writeAuthority(into: &json)
+        json.key("deviceToken")
+        writePath(fields, text: text, into: &json, prefix: false)
+        writeShapeTail(payloadSize: fields.payloadSize, into: &json)
+    }
 
-            json.key("method")
-            json.string(utf8: bytes(offsets.method, Int(header.methodLength)))
+    /// As above, with the members that only the shared bytes decide (all but the path and the device token) taken
+    /// from `shapes` when a recording with this storage was written recently.
+    func writeRequestJSON(_ fields: RecordFields, into json: inout JSONWriter, shapes: inout RecordShapeJSONCache) {
+        // A text path lives in the storage, which is then the recording's own: nothing to share.
+        guard fields.pathEncoding != .text else { return writeRequestJSON(fields, into: &json) }
+        let entry = shapes.entry(for: self, payloadSize: fields.payloadSize) {
+            var members = JSONWriter(reservingCapacity: 1024)
+            members.continueObject()
+            members.key("method")
+            writeMethod(into: &members)
+            let afterMethod = members.bytes.count
+            members.key("authority")
+            writeAuthority(into: &members)
+            let afterAuthority = members.bytes.count
+            writeShapeTail(payloadSize: fields.payloadSize, into: &members)
+            return RecordShapeJSONCache.Entry(storage: self, payloadSize: fields.payloadSize, json: members.bytes,
+                                              afterMethod: afterMethod, afterAuthority: afterAuthority)
+        }
+        let text = pathText
+        entry.json.withUnsafeBufferPointer { members in
+            json.members(UnsafeBufferPointer(rebasing: members[..<entry.afterMethod]))
             json.key("path")
-            writePath(fields, text: bytes(0, Int(header.pathLength)), into: &json, prefix: true)
-            json.key("authority")
-            if header.authorityLength != Self.absent {
-                json.string(utf8: bytes(offsets.authority, Int(header.authorityLength)))
-            } else if let host {
-                json.string(utf8: host)
-            } else {
-                json.null()
-            }
+            writePath(fields, text: text, into: &json, prefix: true)
+            json.members(UnsafeBufferPointer(rebasing: members[entry.afterMethod..<entry.afterAuthority]))
             json.key("deviceToken")
-            writePath(fields, text: bytes(0, Int(header.pathLength)), into: &json, prefix: false)
-            json.key("topic")
-            if let topic { json.string(utf8: topic) } else { json.null() }
-            json.key("pushType")
-            if let pushType { json.string(utf8: pushType) } else { json.null() }
-            json.key("headers")
-            json.beginArray()
-            HeaderBlock.forEach(in: block, count: Int(header.headerCount)) { _, name, value in
-                json.beginObject()
-                json.key("name")
-                json.string(utf8: name)
-                json.key("value")
-                json.string(utf8: value)
-                json.endObject()
-                return true
-            }
-            json.endArray()
-            let payload = bytes(offsets.payload, Int(header.payloadLength))
-            json.key("payloadSize")
-            json.int(Int(fields.payloadSize))
-            json.key("payloadTruncated")
-            json.bool(payload.count < Int(fields.payloadSize))
-            json.key("payloadText")
-            json.string(utf8: payload)
-            json.key("payload")
-            if JSONSyntax.isCleanObject(payload) {
-                // A JSON object (RFC 8259, strictly: valid UTF-8, escaped control characters, no trailing commas):
-                // copied as it was sent, so the recording shows the provider's own bytes, key order and all. Its
-                // line breaks can only be whitespace between tokens: they become spaces, so a record file line
-                // stays one line.
-                json.rawOnOneLine(payload)
-            } else {
-                json.null()
-            }
+            writePath(fields, text: text, into: &json, prefix: false)
+            json.members(UnsafeBufferPointer(rebasing: members[entry.afterAuthority...]))
+        }
+    }
+
+    /// The stored bytes at `offset`; valid while the storage lives (it is immutable once made).
+    private func bytes(_ offset: Int, _ length: Int) -> UnsafeBufferPointer<UInt8> {
+        withUnsafeMutablePointerToElements { base in UnsafeBufferPointer(start: UnsafePointer(base + offset), count: length) }
+    }
+
+    private var pathText: UnsafeBufferPointer<UInt8> { bytes(0, Int(header.pathLength)) }
+
+    private var headerBlock: UnsafeBufferPointer<UInt8> { bytes(offsets.headers, Int(header.headerBlockLength)) }
+
+    /// The first value of a header the block keeps by code (`HeaderBlock.Code`).
+    private func firstHeader(_ wanted: UInt8) -> UnsafeBufferPointer<UInt8>? {
+        var found: UnsafeBufferPointer<UInt8>?
+        HeaderBlock.forEach(in: headerBlock, count: Int(header.headerCount)) { code, _, value in
+            if code == wanted { found = value }
+            return found == nil
+        }
+        return found
+    }
+
+    private func writeMethod(into json: inout JSONWriter) {
+        json.string(utf8: bytes(offsets.method, Int(header.methodLength)))
+    }
+
+    /// `:authority`, or the `host` header when there was none.
+    private func writeAuthority(into json: inout JSONWriter) {
+        if header.authorityLength != Self.absent {
+            json.string(utf8: bytes(offsets.authority, Int(header.authorityLength)))
+        } else if let host = firstHeader(HeaderBlock.Code.host) {
+            json.string(utf8: host)
+        } else {
+            json.null()
+        }
+    }
+
+    /// `topic` … `payload`: what the header block and the payload decide.
+    private func writeShapeTail(payloadSize: UInt32, into json: inout JSONWriter) {
+        json.key("topic")
+        if let topic = firstHeader(HeaderBlock.Code.topic) { json.string(utf8: topic) } else { json.null() }
+        json.key("pushType")
+        if let pushType = firstHeader(HeaderBlock.Code.pushType) { json.string(utf8: pushType) } else { json.null() }
+        json.key("headers")
+        json.beginArray()
+        HeaderBlock.forEach(in: headerBlock, count: Int(header.headerCount)) { _, name, value in
+            json.beginObject()
+            json.key("name")
+            json.string(utf8: name)
+            json.key("value")
+            json.string(utf8: value)
+            json.endObject()
+            return true
+        }
+        json.endArray()
+        let payload = bytes(offsets.payload, Int(header.payloadLength))
+        json.key("payloadSize")
+        json.int(Int(payloadSize))
+        json.key("payloadTruncated")
+        json.bool(payload.count < Int(payloadSize))
+        json.key("payloadText")
+        json.string(utf8: payload)
+        json.key("payload")
+        if JSONSyntax.isCleanObject(payload) {
+            // A JSON object (RFC 8259, strictly: valid UTF-8, escaped control characters, no trailing commas):
+            // copied as it was sent, so the recording shows the provider's own bytes, key order and all. Its
+            // line breaks can only be whitespace between tokens: they become spaces, so a record file line
+            // stays one line.
+            json.rawOnOneLine(payload)
+        } else {
+            json.null()
         }
     }
 
@@ -85,18 +128,11 @@ extension RecordStorage {
                 json.null()
             }
         case .deviceTokenLowercase, .deviceTokenUppercase:
-            let digits: StaticString = fields.pathEncoding == .deviceTokenUppercase ? "0123456789ABCDEF" : "0123456789abcdef"
-            var hex: [UInt8] = []
-            hex.reserveCapacity(10 + 2 * Int(fields.tokenLength))
-            if prefix { hex.append(contentsOf: APNsPath.devicePrefix.utf8) }
             var token = fields.token
             withUnsafeBytes(of: &token) { raw in
-                for byte in raw.prefix(Int(fields.tokenLength)) {
-                    hex.append(digits.utf8Start[Int(byte >> 4)])
-                    hex.append(digits.utf8Start[Int(byte & 0x0F)])
-                }
+                json.hexString(prefix: prefix ? APNsPath.devicePrefixBytes : "", bytes: UnsafeRawBufferPointer(rebasing: raw.prefix(Int(fields.tokenLength))),
+                               uppercase: fields.pathEncoding == .deviceTokenUppercase)
             }
-            hex.withUnsafeBufferPointer { json.string(utf8: $0) }
         }
     }
 
@@ -127,5 +163,40 @@ extension RecordStorage {
         case .none: json.null()
         case .echoed, .text: json.string(expand(kind, bits, textAt: offset))
         }
+    }
+}
+
+/// The JSON of the request shapes written most recently (see `RecordStorage.writeRequestJSON(_:into:shapes:)`),
+/// for a writer of many recordings (the record file). Load tests send one payload with the same headers over
+/// and over, so their recordings share storage, and escaping and checking the same payload for every line was
+/// most of the record file's cost; a storage is found here by identity (it is held, so its address cannot be
+/// reused while it is here).
+package struct RecordShapeJSONCache {
+    struct Entry {
+        let storage: RecordStorage
+        let payloadSize: UInt32
+        /// `,"method":…` then `,"authority":…` then `,"topic":…` to the payload, each part starting with a comma.
+        let json: [UInt8]
+        let afterMethod: Int
+        let afterAuthority: Int
+    }
+
+    /// Enough for the connections of a load test, whose recordings arrive interleaved a read at a time.
+    static let capacity = 16
+    private var entries: [Entry] = []
+    private var next = 0
+
+    package init() {}
+
+    mutating func entry(for storage: RecordStorage, payloadSize: UInt32, make: () -> Entry) -> Entry {
+        if let entry = entries.first(where: { $0.storage === storage && $0.payloadSize == payloadSize }) { return entry }
+        let entry = make()
+        if entries.count < Self.capacity {
+            entries.append(entry)
+        } else {
+            entries[next] = entry
+            next = (next + 1) % Self.capacity
+        }
+        return entry
     }
 }

@@ -2,6 +2,19 @@ extension RecordedNotification {
     /// The recording's JSON form, as the admin API serves it and the record file keeps it: the request as received
     /// (headers in order, duplicates kept), the payload as a JSON value when it is a JSON object, and the answer.
     public func writeJSON(into json: inout JSONWriter) {
+        var unshared: RecordShapeJSONCache?
+        writeJSON(into: &json, shapes: &unshared)
+    }
+
+    /// As above, for a writer of many recordings: the request's shape is encoded once per storage in `shapes`
+    /// (see `RecordShapeJSONCache`).
+    package func writeJSON(into json: inout JSONWriter, shapes: inout RecordShapeJSONCache) {
+        var cache: RecordShapeJSONCache? = consume shapes
+        writeJSON(into: &json, shapes: &cache)
+        shapes = cache!
+    }
+
+    private func writeJSON(into json: inout JSONWriter, shapes: inout RecordShapeJSONCache?) {
         json.beginObject()
         json.key("sequence")
         json.uint(sequence)
@@ -21,7 +34,11 @@ extension RecordedNotification {
             json.key("channelId")
             json.string(broadcast.channelID)
         }
-        storage.writeRequestJSON(fields, into: &json)
+        if shapes != nil {
+            storage.writeRequestJSON(fields, into: &json, shapes: &shapes!)
+        } else {
+            storage.writeRequestJSON(fields, into: &json)
+        }
         json.key("authentication")
         if let authentication { Self.write(authentication, into: &json) } else { json.null() }
         json.key("scenarioRule")

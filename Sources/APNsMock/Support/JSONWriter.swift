@@ -59,7 +59,8 @@ public struct JSONWriter: Sendable {
         separate()
         bytes.append(UInt8(ascii: "\""))
         name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
         needsComma = false
     }
 
@@ -186,6 +187,19 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
+    /// Starts a fragment of members for `members(_:)`: what follows is written as if a member came before it, so
+    /// that the fragment starts with a comma.
+    package mutating func continueObject() {
+        needsComma = true
+    }
+
+    /// Members written earlier by a writer that began with `continueObject()`, after at least one member of the
+    /// object being written.
+    package mutating func members(_ fragment: UnsafeBufferPointer<UInt8>) {
+        bytes.append(contentsOf: fragment)
+        needsComma = true
+    }
+
     /// A JSON value of the scanner's model, object members in key order.
     package mutating func value(_ value: JSONValue) {
         switch value {
@@ -284,6 +298,24 @@ public struct JSONWriter: Sendable {
         bytes.append(contentsOf: repeatElement(0, count: APNsIDGenerator.textLength))
         bytes.withUnsafeMutableBufferPointer { buffer in
             APNsIDGenerator.write(high: high, low: low, uppercase: uppercase, into: UnsafeMutableBufferPointer(rebasing: buffer[start...]))
+        }
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    /// A string of `prefix` then `bytes` in hexadecimal (a device token, its path), written in place.
+    package mutating func hexString(prefix: StaticString, bytes hex: UnsafeRawBufferPointer, uppercase: Bool) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        prefix.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: 2 * hex.count))
+        let digits: StaticString = uppercase ? "0123456789ABCDEF" : "0123456789abcdef"
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            for (index, byte) in hex.enumerated() {
+                buffer[start + 2 * index] = digits.utf8Start[Int(byte >> 4)]
+                buffer[start + 2 * index + 1] = digits.utf8Start[Int(byte & 0x0F)]
+            }
         }
         bytes.append(UInt8(ascii: "\""))
         needsComma = true
