@@ -72,6 +72,7 @@ let package = Package(
                 "APNsMock",
                 "APNsMockCertificates",
                 "CNGHTTP2",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

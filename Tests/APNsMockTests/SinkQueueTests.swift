@@ -24,6 +24,31 @@ struct SinkQueueTests {
         #expect(skipping.takeAll().elements == [3, 4, 5])
     }
 
+    /// A back-pressure queue takes a batch in one append: its actions and counts must be those of pushing the
+    /// elements one at a time.
+    @Test func aBatchCountsAsItsElementsOneAtATime() {
+        let batches = [[1, 2], [3], [4, 5, 6], [7], [], [8, 9, 10, 11, 12]]
+        var batched = SinkQueue<Int>(name: "file", capacity: 4, policy: .backPressure)
+        var single = SinkQueue<Int>(name: "file", capacity: 4, policy: .backPressure)
+        for (index, batch) in batches.enumerated() {
+            let strongest = batch.map { single.push($0) }.max { rank($0) < rank($1) } ?? .none
+            #expect(batched.push(contentsOf: batch) == strongest)
+            #expect(batched.statistics == single.statistics)
+            if index == 3 {
+                #expect(batched.takeAll().elements == single.takeAll().elements)
+            }
+        }
+        #expect(batched.takeAll().elements == [8, 9, 10, 11, 12])
+        #expect(batched.statistics.backPressurePauses == 2)
+        func rank(_ action: SinkQueue<Int>.PushAction) -> Int {
+            switch action {
+            case .none: 0
+            case .wakeConsumer: 1
+            case .engageBackPressure: 2
+            }
+        }
+    }
+
     @Test func backPressureEngagesOnceAtCapacityAndKeepsEverything() {
         var queue = SinkQueue<Int>(name: "file", capacity: 4, policy: .backPressure)
         for value in 1...3 { _ = queue.push(value) }

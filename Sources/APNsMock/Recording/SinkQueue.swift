@@ -17,7 +17,6 @@ public struct SinkQueue<Element> {
     public let policy: SinkQueuePolicy
     /// A deque: a skip-ahead queue drops its oldest element on every push once full, in constant time.
     private var elements = Deque<Element>()
-    /// Index of the first element not yet taken (the array is compacted on take).
     public private(set) var statistics: RecordingSinkStatistics
     /// The provider port was asked to pause and has not been released yet.
     public private(set) var isPushingBack = false
@@ -67,6 +66,21 @@ public struct SinkQueue<Element> {
 
     /// Queues several elements in order; the action is the strongest any of them asked for.
     public mutating func push(contentsOf batch: [Element]) -> PushAction {
+        guard !batch.isEmpty else { return .none }
+        if policy == .backPressure {
+            // What pushing them one at a time would do, in one append: an event loop hands over a read's
+            // recordings at once, under the sink's lock.
+            let wasEmpty = elements.isEmpty
+            elements.append(contentsOf: batch)
+            statistics.queued = elements.count
+            statistics.peakQueued = max(statistics.peakQueued, elements.count)
+            if !isPushingBack, elements.count >= capacity {
+                isPushingBack = true
+                statistics.backPressurePauses += 1
+                return .engageBackPressure
+            }
+            return wasEmpty ? .wakeConsumer : .none
+        }
         var strongest = PushAction.none
         for element in batch {
             switch push(element) {
@@ -79,9 +93,11 @@ public struct SinkQueue<Element> {
     }
 
     /// Takes everything queued (the consumer writes it as one batch).
-    public mutating func takeAll() -> (elements: [Element], action: TakeAction) {
-        let taken = Array(elements)
-        elements.removeAll(keepingCapacity: true)
+    public mutating func takeAll() -> (elements: Deque<Element>, action: TakeAction) {
+        // Moved out, not copied: a copy retained every element (on the consumer's thread, while event loops retain
+        // the same shared storage) only to release them again.
+        var taken = Deque<Element>()
+        swap(&taken, &elements)
         statistics.queued = 0
         return (taken, releaseIfDrained())
     }

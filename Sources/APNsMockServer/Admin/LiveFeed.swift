@@ -120,7 +120,7 @@ final class LiveFeed: RecordingSink {
                 state.skippedTold = state.queue.statistics.skipped
                 let taken = state.queue.takeAll().elements
                 state.queue.finished(taken.count)
-                return (taken, skipped)
+                return (Array(taken), skipped)
             }
         }
     }

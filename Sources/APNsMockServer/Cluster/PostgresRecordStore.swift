@@ -1,4 +1,5 @@
 import APNsMock
+import DequeModule
 import Logging
 import NIOCore
 import PostgresNIO
@@ -32,7 +33,7 @@ final class PostgresRecordStore: RecordBatchWriter {
 
     static let rowsPerChunk = 2_000
 
-    func write(_ batch: [RecordedNotification]) -> String? {
+    func write(_ batch: Deque<RecordedNotification>) -> String? {
         guard !batch.isEmpty else { return nil }
         // Encoded here, on the writer thread (the event loop only sends the bytes), in chunks of rows: one COPY
         // streams them all, and a large batch is never one buffer of tens of megabytes.

@@ -1,4 +1,5 @@
 import APNsMock
+import DequeModule
 
 #if canImport(Glibc)
 import Glibc
@@ -42,7 +43,7 @@ final class NDJSONFileWriter: RecordBatchWriter {
     var forgetsClearedRecordings: Bool { false }
 
     /// Encodes the batch a chunk at a time, writing each chunk as it fills.
-    func write(_ batch: [RecordedNotification]) -> String? {
+    func write(_ batch: Deque<RecordedNotification>) -> String? {
         json.removeAll()
         for recording in batch {
             recording.writeJSON(into: &json, shapes: &shapes)

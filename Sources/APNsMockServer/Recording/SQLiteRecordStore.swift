@@ -1,4 +1,5 @@
 import APNsMock
+import DequeModule
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -127,7 +128,7 @@ final class SQLiteRecordStore: RecordBatchWriter {
     var forgetsClearedRecordings: Bool { true }
 
     /// One transaction for the batch, then the oldest rows past `capacity` go.
-    func write(_ batch: [RecordedNotification]) -> String? {
+    func write(_ batch: Deque<RecordedNotification>) -> String? {
         guard let last = batch.last?.sequence else { return nil }
         do {
             try database.write { db in

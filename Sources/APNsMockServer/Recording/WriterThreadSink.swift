@@ -1,4 +1,5 @@
 import APNsMock
+import DequeModule
 import Foundation
 import Synchronization
 
@@ -12,7 +13,7 @@ import Darwin
 /// Called from that thread only.
 protocol RecordBatchWriter: AnyObject {
     /// Writes a batch (in sequence order); returns the error, if any, as text.
-    func write(_ batch: [RecordedNotification]) -> String?
+    func write(_ batch: Deque<RecordedNotification>) -> String?
     /// Whether `DELETE /admin/notifications` concerns it: a store forgets, a log (the NDJSON file) keeps.
     var forgetsClearedRecordings: Bool { get }
     /// Forgets every recording up to `sequence` (`DELETE /admin/notifications`); returns the error, if any.
@@ -131,7 +132,7 @@ final class WriterThreadSink: RecordingSink {
                 if let error = writer.clear(upTo: upTo) { queue.withLock { $0.failed(error) } }
             }
             var release = false
-            let batch = queue.withLock { queue -> [RecordedNotification] in
+            let batch = queue.withLock { queue -> Deque<RecordedNotification> in
                 let taken = queue.takeAll()
                 release = taken.action == .releaseBackPressure
                 return taken.elements
@@ -149,7 +150,7 @@ final class WriterThreadSink: RecordingSink {
             }
             // Recordings a clear has removed from the store since they were queued are not written.
             let clearedUpTo = control.withLock { $0.clearedUpTo }
-            let error = writer.write(batch[0].sequence > clearedUpTo ? batch : batch.filter { $0.sequence > clearedUpTo })
+            let error = writer.write(batch[0].sequence > clearedUpTo ? batch : Deque(batch.filter { $0.sequence > clearedUpTo }))
             queue.withLock { queue in
                 queue.finished(batch.count)
                 if let error { queue.failed(error) }
