@@ -116,7 +116,23 @@ struct RecordStorageTests {
             push(Self.lower, payload: Array("not json".utf8)), push(Self.lower), push(Self.lower.uppercased()),
         ]
         // More recordings than the cache holds, so entries are replaced while their storage is still in use.
-        let recorded = (0..<3).flatMap { _ in Self.recordInSequence(requests) }
+        var recorded = (0..<3).flatMap { _ in Self.recordInSequence(requests) }
+        // Extras shared or not (`--auth none`, a token, a rule, a fault, an abandonment) and times on both sides of
+        // a second and of the epoch.
+        let token = AuthenticationRecord.token(keyID: "KEY", teamID: "TEAM", issuedAt: 1, signatureVerified: true, error: nil)
+        let extras: [(AuthenticationRecord?, String?, [String], String?)] = [
+            (AuthenticationRecord.none, nil, [], nil), (token, nil, [], nil), (token, nil, [], nil), (nil, nil, [], nil),
+            (token, "rule-1", ["GOAWAY"], nil), (nil, nil, [], "the client reset the stream"), (AuthenticationRecord.none, nil, [], nil),
+        ]
+        for (index, (authentication, rule, faults, abandoned)) in (extras + extras).enumerated() {
+            let times: [Int64] = [1_795_639_655_089, 1_795_639_655_999, 1_795_639_656_000, -1, -1_000, 0, 1_795_639_655_089]
+            recorded.append(RecordedNotification(
+                sequence: UInt64(100 + index), receivedAt: times[index % times.count], connectionID: 1, streamID: 1,
+                request: requests[index % requests.count],
+                response: abandoned == nil ? APNsResponse(status: 200, apnsID: "A") : nil,
+                abandonedBecause: abandoned, authentication: authentication, scenarioRule: rule, faults: faults
+            ))
+        }
         var shapes = RecordShapeJSONCache()
         var cached = JSONWriter()
         for recording in recorded {

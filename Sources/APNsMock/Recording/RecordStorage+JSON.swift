@@ -185,8 +185,40 @@ package struct RecordShapeJSONCache {
     static let capacity = 16
     private var entries: [Entry] = []
     private var next = 0
+    /// The members a recording's extras decide, by the extras object (shared by a connection's equal
+    /// recordings; `--auth none` has one for all), and for recordings without extras.
+    private var extras: [(extras: RecordExtras, json: [UInt8])] = []
+    private var nextExtras = 0
+    private var noExtras: [UInt8]?
+    /// The second of the most recent `receivedAt`.
+    var second = ISO8601Time.SecondMemo()
 
     package init() {}
+
+    /// The members `write` makes for `extras`, as a fragment for `JSONWriter.members(_:)`.
+    mutating func extrasMembers(_ extras: RecordExtras?, write: (inout JSONWriter) -> Void) -> [UInt8] {
+        func make() -> [UInt8] {
+            var members = JSONWriter(reservingCapacity: 128)
+            members.continueObject()
+            write(&members)
+            return members.bytes
+        }
+        guard let extras else {
+            if let noExtras { return noExtras }
+            let made = make()
+            noExtras = made
+            return made
+        }
+        if let entry = self.extras.first(where: { $0.extras === extras }) { return entry.json }
+        let made = make()
+        if self.extras.count < Self.capacity {
+            self.extras.append((extras, made))
+        } else {
+            self.extras[nextExtras] = (extras, made)
+            nextExtras = (nextExtras + 1) % Self.capacity
+        }
+        return made
+    }
 
     mutating func entry(for storage: RecordStorage, payloadSize: UInt32, make: () -> Entry) -> Entry {
         if let entry = entries.first(where: { $0.storage === storage && $0.payloadSize == payloadSize }) { return entry }

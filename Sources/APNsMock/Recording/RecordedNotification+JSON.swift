@@ -19,7 +19,11 @@ extension RecordedNotification {
         json.key("sequence")
         json.uint(sequence)
         json.key("receivedAt")
-        json.iso8601(milliseconds: receivedAt)
+        if shapes != nil {
+            json.iso8601(milliseconds: receivedAt, memo: &shapes!.second)
+        } else {
+            json.iso8601(milliseconds: receivedAt)
+        }
         json.key("receivedAtMillis")
         json.int(receivedAt)
         json.key("connectionId")
@@ -27,7 +31,8 @@ extension RecordedNotification {
         json.key("streamId")
         json.int(Int64(streamID))
         json.key("kind")
-        json.string(kind)
+        let broadcast = self.broadcast
+        if let broadcast { json.string(broadcast.kind.rawValue) } else { json.string(static: "push") }
         if let broadcast {
             json.key("bundleId")
             json.string(broadcast.bundleID)
@@ -36,9 +41,30 @@ extension RecordedNotification {
         }
         if shapes != nil {
             storage.writeRequestJSON(fields, into: &json, shapes: &shapes!)
+            if fields.extras?.isShareable ?? true {
+                json.members(shapes!.extrasMembers(fields.extras) { writeExtrasMembers(into: &$0) })
+            } else {
+                // A rule, a fault or an abandonment is this recording's alone: nothing to reuse.
+                writeExtrasMembers(into: &json)
+            }
         } else {
             storage.writeRequestJSON(fields, into: &json)
+            writeExtrasMembers(into: &json)
         }
+        json.key("response")
+        if fields.hasResponse {
+            storage.writeResponseJSON(fields, idKey: broadcast == nil ? "apnsId" : "requestId", into: &json)
+        } else {
+            json.null()
+            json.key("abandoned")
+            json.string(abandonedBecause ?? "no answer")
+        }
+        json.endObject()
+    }
+
+    /// `authentication` … `warnings`: what the recording's extras decide (shared between recordings, see
+    /// `RecordExtras`).
+    private func writeExtrasMembers(into json: inout JSONWriter) {
         json.key("authentication")
         if let authentication { Self.write(authentication, into: &json) } else { json.null() }
         json.key("scenarioRule")
@@ -51,15 +77,6 @@ extension RecordedNotification {
         }
         json.key("warnings")
         Self.write(warnings, into: &json)
-        json.key("response")
-        if fields.hasResponse {
-            storage.writeResponseJSON(fields, idKey: broadcast == nil ? "apnsId" : "requestId", into: &json)
-        } else {
-            json.null()
-            json.key("abandoned")
-            json.string(abandonedBecause ?? "no answer")
-        }
-        json.endObject()
     }
 
     /// The JSON form as bytes (see `writeJSON(into:)`).

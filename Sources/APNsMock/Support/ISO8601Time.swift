@@ -31,6 +31,29 @@ public enum ISO8601Time {
         bytes.append(UInt8(ascii: "Z"))
     }
 
+    /// The text of the most recent second (`2026-11-22T03:01:09.`), for a writer of many times in a row (the record
+    /// file): only the milliseconds are written per time.
+    package struct SecondMemo: Sendable {
+        var second = Int64.min
+        var text: [UInt8] = []
+
+        package init() {}
+    }
+
+    /// As `append(milliseconds:to:)`, the date and time of day taken from `memo` when the second is the same.
+    package static func append(milliseconds: Int64, to bytes: inout [UInt8], memo: inout SecondMemo) {
+        let (seconds, millis) = floorDivide(milliseconds, 1000)
+        if seconds != memo.second {
+            memo.text.removeAll(keepingCapacity: true)
+            append(milliseconds: seconds * 1000, to: &memo.text)
+            memo.text.removeLast(4)  // "000Z"
+            memo.second = seconds
+        }
+        bytes.append(contentsOf: memo.text)
+        append(millis, width: 3, to: &bytes)
+        bytes.append(UInt8(ascii: "Z"))
+    }
+
     private static func floorDivide(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
         let (quotient, remainder) = value.quotientAndRemainder(dividingBy: divisor)
         return remainder < 0 ? (quotient - 1, remainder + divisor) : (quotient, remainder)

@@ -78,6 +78,15 @@ public struct JSONWriter: Sendable {
         value.withUTF8 { string(utf8: $0) }
     }
 
+    /// A literal that needs no escaping (checked by the caller).
+    package mutating func string(static value: StaticString) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        value.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
     /// A string from UTF-8 bytes. Invalid UTF-8 is written as U+FFFD, so the output is always valid JSON.
     public mutating func string(utf8 value: UnsafeBufferPointer<UInt8>) {
         separate()
@@ -200,6 +209,11 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
+    package mutating func members(_ fragment: [UInt8]) {
+        bytes.append(contentsOf: fragment)
+        needsComma = true
+    }
+
     /// A JSON value of the scanner's model, object members in key order.
     package mutating func value(_ value: JSONValue) {
         switch value {
@@ -286,6 +300,16 @@ public struct JSONWriter: Sendable {
         separate()
         bytes.append(UInt8(ascii: "\""))
         ISO8601Time.append(milliseconds: milliseconds, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    /// As `iso8601(milliseconds:)`, the second's text taken from `memo` when it is the same (see
+    /// `ISO8601Time.SecondMemo`).
+    package mutating func iso8601(milliseconds: Int64, memo: inout ISO8601Time.SecondMemo) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        ISO8601Time.append(milliseconds: milliseconds, to: &bytes, memo: &memo)
         bytes.append(UInt8(ascii: "\""))
         needsComma = true
     }
