@@ -103,7 +103,8 @@ struct RecordStorageTests {
     }
 
     /// The record file writes a shared shape's members once and copies them for every recording that shares it:
-    /// each line must be byte for byte what the admin API writes for that recording on its own.
+    /// each line must be byte for byte what the admin API writes for that recording on its own. The same for a
+    /// store's rows.
     @Test func jsonWithTheShapeCacheIsByteForByteTheSame() {
         let alert = Array(#"{"aps":{"alert":"hi \"there\""}}"#.utf8)
         let headers = [HeaderField(name: "apns-topic", value: "com.example.app"), HeaderField(name: "host", value: "example.test")]
@@ -134,11 +135,14 @@ struct RecordStorageTests {
             ))
         }
         var shapes = RecordShapeJSONCache()
+        var rows = RecordingRowCache()
         var cached = JSONWriter()
         for recording in recorded {
             cached.removeAll()
             recording.writeJSON(into: &cached, shapes: &shapes)
             #expect(String(decoding: cached.bytes, as: UTF8.self) == String(decoding: recording.jsonBytes(), as: UTF8.self))
+            // A store's rows, made the same way.
+            #expect(RecordingRow(recording, cache: &rows) == RecordingRow(recording))
         }
         #expect(recorded.filter(\.sharesRequestBytes).count > 3)
     }

@@ -88,43 +88,101 @@ package struct RecordingRow: Sendable, Equatable {
 
     package init(_ recording: RecordedNotification) {
         let request = recording.request
+        self.init(recording, path: request.path, shape: ShapeColumns(recording, request: request), extras: ExtrasColumns(recording))
+    }
+
+    /// As above, for a writer of many rows (a store's batch): the columns a recording's shared request bytes decide
+    /// and those its shared extras decide are made once per storage and per extras object in `cache` (a load
+    /// test's rows differ only in their token, times and IDs).
+    package init(_ recording: RecordedNotification, cache: inout RecordingRowCache) {
+        // A text path lives in the storage, which is then the recording's own: nothing to share.
+        guard recording.fields.pathEncoding != .text, let token = recording.deviceToken else {
+            self.init(recording)
+            return
+        }
+        let shape = cache.shape(for: recording)
+        let extras = recording.fields.extras?.isShareable ?? true ? cache.extras(for: recording) : ExtrasColumns(recording)
+        self.init(recording, path: APNsPath.devicePrefix + token, shape: shape, extras: extras)
+    }
+
+    private init(_ recording: RecordedNotification, path: String, shape: ShapeColumns, extras: ExtrasColumns) {
         let response = recording.response
         sequence = recording.sequence
         receivedAt = recording.receivedAt
         connectionID = recording.connectionID
         streamID = recording.streamID
-        kind = recording.kind
+        kind = extras.kind
         deviceToken = recording.deviceToken
-        topic = recording.topic
-        pushType = recording.pushType
-        priority = request.headers.first { $0.name == "apns-priority" }.flatMap { Int($0.value) }
+        topic = shape.topic
+        pushType = shape.pushType
+        priority = shape.priority
         status = recording.status
         reason = recording.reason?.rawValue
         apnsID = response?.apnsID
         uniqueID = response?.uniqueID
         timestamp = response?.timestamp
-        authMethod = recording.authentication?.method
-        scenarioRule = recording.scenarioRule
-        warningCodes = recording.warnings.map(\.code).joined(separator: ",")
-        method = request.method
-        path = request.path
-        authority = request.authority
-        var headers = JSONWriter(reservingCapacity: 256)
-        headers.beginArray()
-        for header in request.headers {
-            headers.beginArray()
-            headers.string(header.name)
-            headers.string(header.value)
-            headers.endArray()
-        }
-        headers.endArray()
-        headersJSON = String(decoding: headers.bytes, as: UTF8.self)
-        payload = request.payload
-        payloadSize = request.payloadSize
-        extrasJSON = Self.extrasJSON(recording)
+        authMethod = extras.authMethod
+        scenarioRule = extras.scenarioRule
+        warningCodes = extras.warningCodes
+        method = shape.method
+        self.path = path
+        authority = shape.authority
+        headersJSON = shape.headersJSON
+        payload = shape.payload
+        payloadSize = shape.payloadSize
+        extrasJSON = extras.extrasJSON
     }
 
-    private static func extrasJSON(_ recording: RecordedNotification) -> String {
+    /// The columns the request's bytes decide (shared by recordings with the same storage).
+    struct ShapeColumns {
+        var topic: String?
+        var pushType: String?
+        var priority: Int?
+        var method: String
+        var authority: String?
+        var headersJSON: String
+        var payload: [UInt8]
+        var payloadSize: Int
+
+        init(_ recording: RecordedNotification, request: APNsRequest) {
+            topic = recording.topic
+            pushType = recording.pushType
+            priority = request.headers.first { $0.name == "apns-priority" }.flatMap { Int($0.value) }
+            method = request.method
+            authority = request.authority
+            var headers = JSONWriter(reservingCapacity: 256)
+            headers.beginArray()
+            for header in request.headers {
+                headers.beginArray()
+                headers.string(header.name)
+                headers.string(header.value)
+                headers.endArray()
+            }
+            headers.endArray()
+            headersJSON = String(decoding: headers.bytes, as: UTF8.self)
+            payload = request.payload
+            payloadSize = request.payloadSize
+        }
+    }
+
+    /// The columns the recording's extras decide (shared by recordings with the same extras object).
+    struct ExtrasColumns {
+        var kind: String
+        var authMethod: String?
+        var scenarioRule: String?
+        var warningCodes: String
+        var extrasJSON: String
+
+        init(_ recording: RecordedNotification) {
+            kind = recording.kind
+            authMethod = recording.authentication?.method
+            scenarioRule = recording.scenarioRule
+            warningCodes = recording.warnings.map(\.code).joined(separator: ",")
+            extrasJSON = RecordingRow.extrasJSON(recording)
+        }
+    }
+
+    fileprivate static func extrasJSON(_ recording: RecordedNotification) -> String {
         var json = JSONWriter(reservingCapacity: 256)
         json.beginObject()
         if let abandoned = recording.abandonedBecause {
@@ -260,5 +318,44 @@ extension RecordedNotification {
             abandonedBecause: abandoned, authentication: authentication, scenarioRule: rule, faults: faults, broadcast: broadcast,
             warnings: warnings
         )
+    }
+}
+
+/// The row columns of the request shapes and extras seen most recently (see `RecordingRow.init(_:cache:)`); a
+/// storage or extras object is found by identity and held, so its address cannot be reused while it is here.
+package struct RecordingRowCache {
+    private var shapes: [(storage: RecordStorage, payloadSize: UInt32, columns: RecordingRow.ShapeColumns)] = []
+    private var nextShape = 0
+    private var extras: [(extras: RecordExtras?, columns: RecordingRow.ExtrasColumns)] = []
+    private var nextExtras = 0
+    /// Enough for the connections of a load test, whose recordings arrive interleaved a read at a time.
+    static let capacity = 16
+
+    package init() {}
+
+    mutating func shape(for recording: RecordedNotification) -> RecordingRow.ShapeColumns {
+        let storage = recording.storage
+        let payloadSize = recording.fields.payloadSize
+        if let entry = shapes.first(where: { $0.storage === storage && $0.payloadSize == payloadSize }) { return entry.columns }
+        let columns = RecordingRow.ShapeColumns(recording, request: recording.request)
+        Self.insert((storage, payloadSize, columns), into: &shapes, next: &nextShape)
+        return columns
+    }
+
+    mutating func extras(for recording: RecordedNotification) -> RecordingRow.ExtrasColumns {
+        let object = recording.fields.extras
+        if let entry = extras.first(where: { $0.extras === object }) { return entry.columns }
+        let columns = RecordingRow.ExtrasColumns(recording)
+        Self.insert((object, columns), into: &extras, next: &nextExtras)
+        return columns
+    }
+
+    private static func insert<Entry>(_ entry: Entry, into entries: inout [Entry], next: inout Int) {
+        if entries.count < capacity {
+            entries.append(entry)
+        } else {
+            entries[next] = entry
+            next = (next + 1) % capacity
+        }
     }
 }

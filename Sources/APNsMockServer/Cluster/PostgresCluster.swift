@@ -81,7 +81,8 @@ final class PostgresCluster: Sendable {
         } catch {
             throw PostgresConnector.ConnectError(address: connector.address, reason: PostgresConnector.describe(error), isFinal: true)
         }
-        let writer = PostgresRecordStore(connection: connection, replica: replica, capacity: capacity, logger: logger)
+        let retention = try await connector.connect(id: 2)
+        let writer = PostgresRecordStore(connection: connection, retention: retention, replica: replica, capacity: capacity, logger: logger)
         return WriterThreadSink(name: "postgres", writer: writer, backPressure: backPressure)
     }
 

@@ -76,6 +76,36 @@ struct PostgresConnector: Sendable {
     }
 }
 
+/// Async work started from a thread of the mock's own (a sink's writer thread) and waited for later by that
+/// thread, so the thread can do something else meanwhile (see `runBlocking`).
+final class BlockingWork: Sendable {
+    private let outcome = Mutex<(any Error)?>(nil)
+    private let finished = Mutex(false)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ work: @escaping @Sendable () async throws -> Void) {
+        Task { [self] in
+            do {
+                try await work()
+            } catch {
+                outcome.withLock { $0 = error }
+            }
+            finished.withLock { $0 = true }
+            done.signal()
+        }
+    }
+
+    /// Whether the work is done (`wait` would not block).
+    var isFinished: Bool { finished.withLock { $0 } }
+
+    /// Blocks the calling thread (never an event loop or the cooperative pool) until the work is done; returns
+    /// its error. Called once.
+    func wait() -> (any Error)? {
+        done.wait()
+        return outcome.withLock { $0 }
+    }
+}
+
 /// Runs async work from a thread of the mock's own (a sink's writer thread), blocking that thread, never an event
 /// loop or the cooperative pool, until the work is done.
 func runBlocking<Value: Sendable>(_ work: @escaping @Sendable () async throws -> Value) throws -> Value {

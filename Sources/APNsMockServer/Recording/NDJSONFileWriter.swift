@@ -72,9 +72,10 @@ final class NDJSONFileWriter: RecordBatchWriter {
 
     func clear(upTo sequence: UInt64) -> String? { nil }
 
-    func close() {
+    func close() -> String? {
         fsync(descriptor)
         closeDescriptor(descriptor)
+        return nil
     }
 
     private func writeAll(_ bytes: [UInt8]) -> String? {

@@ -18,8 +18,9 @@ protocol RecordBatchWriter: AnyObject {
     var forgetsClearedRecordings: Bool { get }
     /// Forgets every recording up to `sequence` (`DELETE /admin/notifications`); returns the error, if any.
     func clear(upTo sequence: UInt64) -> String?
-    /// Makes what was written durable and lets go of the file.
-    func close()
+    /// Makes what was written durable and lets go of the file; returns the error, if any (a writer that overlaps a
+    /// batch with the next reports the last one's here).
+    func close() -> String?
 }
 
 /// A lossless sink whose writer runs on a thread of its own, so that neither encoding nor a slow disk or
@@ -158,7 +159,7 @@ final class WriterThreadSink: RecordingSink {
         }
         // Anything left engaged must not hold the provider port once the file is done.
         if queue.withLock({ $0.isPushingBack }) { backPressure.release() }
-        writer.close()
+        if let error = writer.close() { queue.withLock { $0.failed(error) } }
         writerExited.lock()
         control.withLock { $0.exited = true }
         writerExited.broadcast()
