@@ -97,6 +97,37 @@ struct RecordingPipelineTests {
         #expect(launched.stderr.contains("second signal during shutdown"), "\(launched.output)")
     }
 
+    /// The writers' threads are named for `top -H` and `perf`, and run below the event loops (nice 10; see
+    /// `WriterThreadSink.runWriter`).
+    @Test(.timeLimit(.minutes(2)))
+    func writerThreadsAreNamedAndRunBelowTheEventLoops() async throws {
+        #if os(Linux)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-writers-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (launched, _) = try await Self.serve(
+            ["--record-file", folder.appendingPathComponent("r.ndjson").path, "--store", "sqlite:" + folder.appendingPathComponent("r.db").path],
+            in: folder
+        )
+        defer { launched.cleanUp() }
+        let tasks = "/proc/\(launched.process.processIdentifier)/task"
+        // name → nice (stat's 19th field, after the name in parentheses: the 17th after it).
+        var threads: [String: Int] = [:]
+        for task in try FileManager.default.contentsOfDirectory(atPath: tasks) {
+            guard let name = try? String(contentsOfFile: "\(tasks)/\(task)/comm", encoding: .utf8),
+                  let stat = try? String(contentsOfFile: "\(tasks)/\(task)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")")
+            else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            threads[name.trimmingCharacters(in: .newlines)] = Int(fields[16])
+        }
+        #expect(threads["file writer"] == 10, "\(threads)")
+        #expect(threads["sqlite writer"] == 10, "\(threads)")
+        #expect(threads.filter { $0.key.hasPrefix("NIO-ELT") }.values.allSatisfy { $0 == 0 }, "\(threads)")
+        #expect(threads.keys.contains { $0.hasPrefix("NIO-ELT") }, "\(threads)")
+        #endif
+    }
+
     /// The built binary's `serve` on free ports with `--auth none` and `arguments`, once it has said where it listens.
     static func serve(_ arguments: [String], in folder: URL) async throws -> (LaunchedProcess, (provider: Int, admin: Int)) {
         let launched = try LaunchedProcess(
