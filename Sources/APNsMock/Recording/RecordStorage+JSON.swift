@@ -29,8 +29,7 @@ extension RecordStorage {
             writeAuthority(into: &members)
             let afterAuthority = members.bytes.count
             writeShapeTail(payloadSize: fields.payloadSize, into: &members)
-            return RecordShapeJSONCache.Entry(storage: self, payloadSize: fields.payloadSize, json: members.bytes,
-                                              afterMethod: afterMethod, afterAuthority: afterAuthority)
+            return RecordShapeJSONCache.Entry(json: members.bytes, afterMethod: afterMethod, afterAuthority: afterAuthority)
         }
         let text = pathText
         entry.json.withUnsafeBufferPointer { members in
@@ -166,30 +165,20 @@ extension RecordStorage {
     }
 }
 
-/// The JSON of the request shapes written most recently (see `RecordStorage.writeRequestJSON(_:into:shapes:)`),
-/// for a writer of many recordings (the record file). Load tests send one payload with the same headers over
-/// and over, so their recordings share storage, and escaping and checking the same payload for every line was
-/// most of the record file's cost; a storage is found here by identity (it is held, so its address cannot be
-/// reused while it is here).
+/// The JSON a writer of many recordings (the record file) made from what recordings share (see `RecentlyShared`):
+/// the members a request shape decides (see `RecordStorage.writeRequestJSON(_:into:shapes:)`), those a recording's
+/// extras decide, and the current second's date. Escaping and checking the same payload for every line was most of
+/// the record file's cost.
 package struct RecordShapeJSONCache {
     struct Entry {
-        let storage: RecordStorage
-        let payloadSize: UInt32
         /// `,"method":…` then `,"authority":…` then `,"topic":…` to the payload, each part starting with a comma.
         let json: [UInt8]
         let afterMethod: Int
         let afterAuthority: Int
     }
 
-    /// Enough for the connections of a load test, whose recordings arrive interleaved a read at a time.
-    static let capacity = 16
-    private var entries: [Entry] = []
-    private var next = 0
-    /// The members a recording's extras decide, by the extras object (shared by a connection's equal
-    /// recordings; `--auth none` has one for all), and for recordings without extras.
-    private var extras: [(extras: RecordExtras, json: [UInt8])] = []
-    private var nextExtras = 0
-    private var noExtras: [UInt8]?
+    private var shapes = RecentlyShared<RecordStorage, Entry>()
+    private var extras = RecentlyShared<RecordExtras, [UInt8]>()
     /// The second of the most recent `receivedAt`.
     var second = ISO8601Time.SecondMemo()
 
@@ -197,38 +186,15 @@ package struct RecordShapeJSONCache {
 
     /// The members `write` makes for `extras`, as a fragment for `JSONWriter.members(_:)`.
     mutating func extrasMembers(_ extras: RecordExtras?, write: (inout JSONWriter) -> Void) -> [UInt8] {
-        func make() -> [UInt8] {
+        self.extras.value(for: extras) {
             var members = JSONWriter(reservingCapacity: 128)
             members.continueObject()
             write(&members)
             return members.bytes
         }
-        guard let extras else {
-            if let noExtras { return noExtras }
-            let made = make()
-            noExtras = made
-            return made
-        }
-        if let entry = self.extras.first(where: { $0.extras === extras }) { return entry.json }
-        let made = make()
-        if self.extras.count < Self.capacity {
-            self.extras.append((extras, made))
-        } else {
-            self.extras[nextExtras] = (extras, made)
-            nextExtras = (nextExtras + 1) % Self.capacity
-        }
-        return made
     }
 
     mutating func entry(for storage: RecordStorage, payloadSize: UInt32, make: () -> Entry) -> Entry {
-        if let entry = entries.first(where: { $0.storage === storage && $0.payloadSize == payloadSize }) { return entry }
-        let entry = make()
-        if entries.count < Self.capacity {
-            entries.append(entry)
-        } else {
-            entries[next] = entry
-            next = (next + 1) % Self.capacity
-        }
-        return entry
+        shapes.value(for: storage, detail: payloadSize, make: make)
     }
 }

@@ -321,41 +321,21 @@ extension RecordedNotification {
     }
 }
 
-/// The row columns of the request shapes and extras seen most recently (see `RecordingRow.init(_:cache:)`); a
-/// storage or extras object is found by identity and held, so its address cannot be reused while it is here.
+/// The row columns a store's writer made from what recordings share (see `RecentlyShared` and
+/// `RecordingRow.init(_:cache:)`).
 package struct RecordingRowCache {
-    private var shapes: [(storage: RecordStorage, payloadSize: UInt32, columns: RecordingRow.ShapeColumns)] = []
-    private var nextShape = 0
-    private var extras: [(extras: RecordExtras?, columns: RecordingRow.ExtrasColumns)] = []
-    private var nextExtras = 0
-    /// Enough for the connections of a load test, whose recordings arrive interleaved a read at a time.
-    static let capacity = 16
+    private var shapes = RecentlyShared<RecordStorage, RecordingRow.ShapeColumns>()
+    private var extras = RecentlyShared<RecordExtras, RecordingRow.ExtrasColumns>()
 
     package init() {}
 
     mutating func shape(for recording: RecordedNotification) -> RecordingRow.ShapeColumns {
-        let storage = recording.storage
-        let payloadSize = recording.fields.payloadSize
-        if let entry = shapes.first(where: { $0.storage === storage && $0.payloadSize == payloadSize }) { return entry.columns }
-        let columns = RecordingRow.ShapeColumns(recording, request: recording.request)
-        Self.insert((storage, payloadSize, columns), into: &shapes, next: &nextShape)
-        return columns
+        shapes.value(for: recording.storage, detail: recording.fields.payloadSize) {
+            RecordingRow.ShapeColumns(recording, request: recording.request)
+        }
     }
 
     mutating func extras(for recording: RecordedNotification) -> RecordingRow.ExtrasColumns {
-        let object = recording.fields.extras
-        if let entry = extras.first(where: { $0.extras === object }) { return entry.columns }
-        let columns = RecordingRow.ExtrasColumns(recording)
-        Self.insert((object, columns), into: &extras, next: &nextExtras)
-        return columns
-    }
-
-    private static func insert<Entry>(_ entry: Entry, into entries: inout [Entry], next: inout Int) {
-        if entries.count < capacity {
-            entries.append(entry)
-        } else {
-            entries[next] = entry
-            next = (next + 1) % capacity
-        }
+        extras.value(for: recording.fields.extras) { RecordingRow.ExtrasColumns(recording) }
     }
 }
