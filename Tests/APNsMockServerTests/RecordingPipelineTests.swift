@@ -97,10 +97,11 @@ struct RecordingPipelineTests {
         #expect(launched.stderr.contains("second signal during shutdown"), "\(launched.output)")
     }
 
-    /// The writers' threads are named for `top -H` and `perf`, and run below the event loops (nice 10; see
-    /// `WriterThreadSink.runWriter`).
+    /// The writers' threads are named for `top -H` and `perf`, and run at the event loops' priority: at nice 10
+    /// they were starved by a busy machine at shutdown and missed the flush bound (a record file lost a third of
+    /// a signal-under-load run in CI), and a process may not raise a thread's priority back.
     @Test(.timeLimit(.minutes(2)))
-    func writerThreadsAreNamedAndRunBelowTheEventLoops() async throws {
+    func writerThreadsAreNamedAndRunAtTheEventLoopsPriority() async throws {
         #if os(Linux)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-writers-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -121,8 +122,8 @@ struct RecordingPipelineTests {
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             threads[name.trimmingCharacters(in: .newlines)] = Int(fields[16])
         }
-        #expect(threads["file writer"] == 10, "\(threads)")
-        #expect(threads["sqlite writer"] == 10, "\(threads)")
+        #expect(threads["file writer"] == 0, "\(threads)")
+        #expect(threads["sqlite writer"] == 0, "\(threads)")
         #expect(threads.filter { $0.key.hasPrefix("NIO-ELT") }.values.allSatisfy { $0 == 0 }, "\(threads)")
         #expect(threads.keys.contains { $0.hasPrefix("NIO-ELT") }, "\(threads)")
         #endif

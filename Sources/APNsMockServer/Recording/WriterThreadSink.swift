@@ -117,24 +117,13 @@ final class WriterThreadSink: RecordingSink {
         wake.unlock()
     }
 
-    /// The writer thread: takes everything queued, encodes it in one buffer and writes it with as few `write`
-    /// calls as the kernel allows, until `finish` is called and the queue is empty.
-    /// The writer threads' nice value (see `runWriter`).
-    static let writerNice: Int32 = 10
-
+    /// The writer thread: takes everything queued and hands it to the writer as one batch, until `finish` is
+    /// called and the queue is empty.
     private func runWriter() {
         #if os(Linux)
         // The name `top -H` and `perf` show (Foundation's is its own; Swift sees no `pthread_setname_np`). Linux
         // keeps 15 bytes: "postgres writer" is the longest.
         try? "\(name) writer".write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
-        // Below the event loops (nice 10, this thread only): when the cores are all busy the loops answer first and
-        // the writer takes what they leave, in larger batches; the bounded queue and back-pressure keep every
-        // recording. Measured with the record file on two cores: 195k → 205k pushes/s, the queue never full.
-        if let task = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self"),
-           let thread = task.split(separator: "/").last.flatMap({ id_t($0) })
-        {
-            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread, Self.writerNice)
-        }
         #endif
         while true {
             if let upTo = control.withLock({ control -> UInt64? in
