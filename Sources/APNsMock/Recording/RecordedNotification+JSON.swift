@@ -41,10 +41,9 @@ extension RecordedNotification {
         }
         if shapes != nil {
             storage.writeRequestJSON(fields, into: &json, shapes: &shapes!)
-            if fields.extras?.isShareable ?? true {
+            if extrasAreShareable {
                 json.members(shapes!.extrasMembers(fields.extras) { writeExtrasMembers(into: &$0) })
             } else {
-                // A rule, a fault or an abandonment is this recording's alone: nothing to reuse.
                 writeExtrasMembers(into: &json)
             }
         } else {

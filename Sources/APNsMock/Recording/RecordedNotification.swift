@@ -90,6 +90,9 @@ public struct RecordedNotification: Sendable, Equatable {
 
     /// Took an earlier recording's storage for its request's bytes instead of making one.
     var sharesRequestBytes: Bool { fields.sharesStorage }
+    /// Its extras (if any) may be shared with other recordings: nothing in them is this request's alone (a rule, a
+    /// fault, an abandonment), so what a writer makes of them can be reused (see `RecentlyShared`).
+    var extrasAreShareable: Bool { fields.extras?.isShareable ?? true }
 
     public var deviceToken: String? { storage.deviceToken(fields) }
     public var topic: String? { storage.header(named: "apns-topic") }

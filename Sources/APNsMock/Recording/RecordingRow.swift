@@ -101,7 +101,7 @@ package struct RecordingRow: Sendable, Equatable {
             return
         }
         let shape = cache.shape(for: recording)
-        let extras = recording.fields.extras?.isShareable ?? true ? cache.extras(for: recording) : ExtrasColumns(recording)
+        let extras = recording.extrasAreShareable ? cache.extras(for: recording) : ExtrasColumns(recording)
         self.init(recording, path: APNsPath.devicePrefix + token, shape: shape, extras: extras)
     }
 

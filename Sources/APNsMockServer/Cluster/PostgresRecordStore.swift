@@ -134,10 +134,10 @@ final class PostgresRecordStore: RecordBatchWriter {
     func close() -> String? {
         let last = finishInFlight()
         // The table ends bounded: the last batch's rows may pass `--max-recorded` until one more DELETE.
-        if let trimming { _ = trimming.wait() }
+        _ = trimming?.wait()
         trimming = nil
         trimIfIdle()
-        if let trimming { _ = trimming.wait() }
+        _ = trimming?.wait()
         let (connection, retention) = (self.connection, self.retention)
         _ = try? runBlocking {
             try await connection.close()
