@@ -3,15 +3,16 @@ extension RecordStorage {
     /// dictionary is made (rebuilding the request first cost the record file's writer more than answering it).
     func writeRequestJSON(_ fields: RecordFields, into json: inout JSONWriter) {
         let text = pathText
+        let known = knownHeaders
         json.key("method")
         writeMethod(into: &json)
         json.key("path")
         writePath(fields, text: text, into: &json, prefix: true)
         json.key("authority")
-        writeAuthority(into: &json)
+        writeAuthority(host: known.host, into: &json)
         json.key("deviceToken")
         writePath(fields, text: text, into: &json, prefix: false)
-        writeShapeTail(payloadSize: fields.payloadSize, into: &json)
+        writeShapeTail(known, payloadSize: fields.payloadSize, into: &json)
     }
 
     /// As above, with the members that only the shared bytes decide (all but the path and the device token) taken
@@ -20,15 +21,16 @@ extension RecordStorage {
         // A text path lives in the storage, which is then the recording's own: nothing to share.
         guard fields.pathEncoding != .text else { return writeRequestJSON(fields, into: &json) }
         let entry = shapes.entry(for: self, payloadSize: fields.payloadSize) {
+            let known = knownHeaders
             var members = JSONWriter(reservingCapacity: 1024)
             members.continueObject()
             members.key("method")
             writeMethod(into: &members)
             let afterMethod = members.bytes.count
             members.key("authority")
-            writeAuthority(into: &members)
+            writeAuthority(host: known.host, into: &members)
             let afterAuthority = members.bytes.count
-            writeShapeTail(payloadSize: fields.payloadSize, into: &members)
+            writeShapeTail(known, payloadSize: fields.payloadSize, into: &members)
             return RecordShapeJSONCache.Entry(json: members.bytes, afterMethod: afterMethod, afterAuthority: afterAuthority)
         }
         let text = pathText
@@ -52,14 +54,22 @@ extension RecordStorage {
 
     private var headerBlock: UnsafeBufferPointer<UInt8> { bytes(offsets.headers, Int(header.headerBlockLength)) }
 
-    /// The first value of a header the block keeps by code (`HeaderBlock.Code`).
-    private func firstHeader(_ wanted: UInt8) -> UnsafeBufferPointer<UInt8>? {
-        var found: UnsafeBufferPointer<UInt8>?
+    /// The first `apns-topic`, `apns-push-type` and `host` values of the header block.
+    private typealias KnownHeaders = (topic: UnsafeBufferPointer<UInt8>?, pushType: UnsafeBufferPointer<UInt8>?, host: UnsafeBufferPointer<UInt8>?)
+
+    /// The `KnownHeaders`, found in one pass over the header block.
+    private var knownHeaders: KnownHeaders {
+        var known: KnownHeaders = (nil, nil, nil)
         HeaderBlock.forEach(in: headerBlock, count: Int(header.headerCount)) { code, _, value in
-            if code == wanted { found = value }
-            return found == nil
+            switch code {
+            case HeaderBlock.Code.topic where known.topic == nil: known.topic = value
+            case HeaderBlock.Code.pushType where known.pushType == nil: known.pushType = value
+            case HeaderBlock.Code.host where known.host == nil: known.host = value
+            default: break
+            }
+            return true
         }
-        return found
+        return known
     }
 
     private func writeMethod(into json: inout JSONWriter) {
@@ -67,10 +77,10 @@ extension RecordStorage {
     }
 
     /// `:authority`, or the `host` header when there was none.
-    private func writeAuthority(into json: inout JSONWriter) {
+    private func writeAuthority(host: UnsafeBufferPointer<UInt8>?, into json: inout JSONWriter) {
         if header.authorityLength != Self.absent {
             json.string(utf8: bytes(offsets.authority, Int(header.authorityLength)))
-        } else if let host = firstHeader(HeaderBlock.Code.host) {
+        } else if let host {
             json.string(utf8: host)
         } else {
             json.null()
@@ -78,11 +88,15 @@ extension RecordStorage {
     }
 
     /// `topic` … `payload`: what the header block and the payload decide.
-    private func writeShapeTail(payloadSize: UInt32, into json: inout JSONWriter) {
+    private func writeShapeTail(
+        _ known: KnownHeaders,
+        payloadSize: UInt32,
+        into json: inout JSONWriter
+    ) {
         json.key("topic")
-        if let topic = firstHeader(HeaderBlock.Code.topic) { json.string(utf8: topic) } else { json.null() }
+        if let topic = known.topic { json.string(utf8: topic) } else { json.null() }
         json.key("pushType")
-        if let pushType = firstHeader(HeaderBlock.Code.pushType) { json.string(utf8: pushType) } else { json.null() }
+        if let pushType = known.pushType { json.string(utf8: pushType) } else { json.null() }
         json.key("headers")
         json.beginArray()
         HeaderBlock.forEach(in: headerBlock, count: Int(header.headerCount)) { _, name, value in

@@ -53,15 +53,9 @@ public struct SinkQueue<Element> {
             elements.removeFirst()
             statistics.skipped += 1
         }
+        let wasEmpty = elements.isEmpty
         elements.append(element)
-        statistics.queued = elements.count
-        statistics.peakQueued = max(statistics.peakQueued, elements.count)
-        if policy == .backPressure, !isPushingBack, elements.count >= capacity {
-            isPushingBack = true
-            statistics.backPressurePauses += 1
-            return .engageBackPressure
-        }
-        return elements.count == 1 ? .wakeConsumer : .none
+        return settle(wasEmpty: wasEmpty)
     }
 
     /// Queues several elements in order; the action is the strongest any of them asked for.
@@ -72,14 +66,7 @@ public struct SinkQueue<Element> {
             // recordings at once, under the sink's lock.
             let wasEmpty = elements.isEmpty
             elements.append(contentsOf: batch)
-            statistics.queued = elements.count
-            statistics.peakQueued = max(statistics.peakQueued, elements.count)
-            if !isPushingBack, elements.count >= capacity {
-                isPushingBack = true
-                statistics.backPressurePauses += 1
-                return .engageBackPressure
-            }
-            return wasEmpty ? .wakeConsumer : .none
+            return settle(wasEmpty: wasEmpty)
         }
         var strongest = PushAction.none
         for element in batch {
@@ -109,6 +96,18 @@ public struct SinkQueue<Element> {
 
     public mutating func failed(_ error: String) {
         statistics.lastError = error
+    }
+
+    /// After elements went in: the counts, and what the sink must do (see `PushAction`).
+    private mutating func settle(wasEmpty: Bool) -> PushAction {
+        statistics.queued = elements.count
+        statistics.peakQueued = max(statistics.peakQueued, elements.count)
+        if policy == .backPressure, !isPushingBack, elements.count >= capacity {
+            isPushingBack = true
+            statistics.backPressurePauses += 1
+            return .engageBackPressure
+        }
+        return wasEmpty ? .wakeConsumer : .none
     }
 
     private mutating func releaseIfDrained() -> TakeAction {

@@ -204,12 +204,7 @@ public struct JSONWriter: Sendable {
 
     /// Members written earlier by a writer that began with `continueObject()`, after at least one member of the
     /// object being written.
-    package mutating func members(_ fragment: UnsafeBufferPointer<UInt8>) {
-        bytes.append(contentsOf: fragment)
-        needsComma = true
-    }
-
-    package mutating func members(_ fragment: [UInt8]) {
+    package mutating func members(_ fragment: some Sequence<UInt8>) {
         bytes.append(contentsOf: fragment)
         needsComma = true
     }

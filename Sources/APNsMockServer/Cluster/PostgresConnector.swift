@@ -78,48 +78,37 @@ struct PostgresConnector: Sendable {
 
 /// Async work started from a thread of the mock's own (a sink's writer thread) and waited for later by that
 /// thread, so the thread can do something else meanwhile (see `runBlocking`).
-final class BlockingWork: Sendable {
-    private let outcome = Mutex<(any Error)?>(nil)
-    private let finished = Mutex(false)
+final class BlockingWork<Value: Sendable>: Sendable {
+    /// `nil` until the work is done.
+    private let outcome = Mutex<Result<Value, any Error>?>(nil)
     private let done = DispatchSemaphore(value: 0)
 
-    init(_ work: @escaping @Sendable () async throws -> Void) {
+    init(_ work: @escaping @Sendable () async throws -> Value) {
         Task { [self] in
+            let result: Result<Value, any Error>
             do {
-                try await work()
+                result = .success(try await work())
             } catch {
-                outcome.withLock { $0 = error }
+                result = .failure(error)
             }
-            finished.withLock { $0 = true }
+            outcome.withLock { $0 = result }
             done.signal()
         }
     }
 
     /// Whether the work is done (`wait` would not block).
-    var isFinished: Bool { finished.withLock { $0 } }
+    var isFinished: Bool { outcome.withLock { $0 != nil } }
 
     /// Blocks the calling thread (never an event loop or the cooperative pool) until the work is done; returns
-    /// its error. Called once.
-    func wait() -> (any Error)? {
+    /// how it ended. Called once.
+    func wait() -> Result<Value, any Error> {
         done.wait()
-        return outcome.withLock { $0 }
+        return outcome.withLock { $0! }
     }
 }
 
 /// Runs async work from a thread of the mock's own (a sink's writer thread), blocking that thread, never an event
 /// loop or the cooperative pool, until the work is done.
 func runBlocking<Value: Sendable>(_ work: @escaping @Sendable () async throws -> Value) throws -> Value {
-    let outcome = Mutex<Result<Value, any Error>?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        do {
-            let value = try await work()
-            outcome.withLock { $0 = .success(value) }
-        } catch {
-            outcome.withLock { $0 = .failure(error) }
-        }
-        done.signal()
-    }
-    done.wait()
-    return try outcome.withLock { $0! }.get()
+    try BlockingWork(work).wait().get()
 }

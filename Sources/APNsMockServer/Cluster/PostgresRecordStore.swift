@@ -41,7 +41,7 @@ final class PostgresRecordStore: RecordBatchWriter {
     nonisolated(unsafe) private var rowCache = RecordingRowCache()
     /// The previous batch's transaction, still running: the writer encodes the next batch meanwhile. Writer thread
     /// only.
-    nonisolated(unsafe) private var inFlight: BlockingWork?
+    nonisolated(unsafe) private var inFlight: BlockingWork<Void>?
 
     /// Encodes the batch, waits for the previous batch's transaction, then starts this one's and returns without
     /// waiting for it: PostgreSQL takes one batch while the next is encoded (measured: its backend sat idle a fifth
@@ -73,7 +73,7 @@ final class PostgresRecordStore: RecordBatchWriter {
     }
 
     /// The retention DELETE running, if any. Writer thread only.
-    nonisolated(unsafe) private var trimming: BlockingWork?
+    nonisolated(unsafe) private var trimming: BlockingWork<Void>?
 
     /// Starts the retention DELETE (the oldest rows past `--max-recorded` go) unless the previous one is still
     /// running: one DELETE covers every batch committed before it, so a skipped turn is caught up by the next.
@@ -82,7 +82,7 @@ final class PostgresRecordStore: RecordBatchWriter {
     private func trimIfIdle() {
         if let trimming {
             guard trimming.isFinished else { return }
-            if let error = trimming.wait() {
+            if case .failure(let error) = trimming.wait() {
                 logger.warning("apns-mock: PostgreSQL retention failed", metadata: ["error": "\(PostgresConnector.describe(error))"])
             }
         }
@@ -102,7 +102,8 @@ final class PostgresRecordStore: RecordBatchWriter {
     private func finishInFlight() -> String? {
         guard let work = inFlight else { return nil }
         inFlight = nil
-        return work.wait().map(PostgresConnector.describe)
+        guard case .failure(let error) = work.wait() else { return nil }
+        return PostgresConnector.describe(error)
     }
 
     /// `DELETE /admin/notifications`: every row committed so far goes, on every replica (they clear their memory on
