@@ -87,6 +87,70 @@ struct JSONWriterTests {
         }
     }
 
+    /// The record file writes times into fixed scratch space (`ISO8601Time.maximumLength`): the extremes of
+    /// `Int64` must fit it, and the memo of the second must give the same text as the full computation.
+    @Test func iso8601TimesFitTheirBoundAtTheExtremesAndTheMemoAgrees() {
+        var memo = ISO8601Time.SecondMemo()
+        let samples: [Int64] = [.min, .min + 999, .max, .max - 999, -62_135_596_800_001, 253_402_300_800_000, -1, 0, 999, 1000, -1000, -1001]
+        for milliseconds in samples {
+            let text = ISO8601Time.format(milliseconds: milliseconds)
+            #expect(text.utf8.count <= ISO8601Time.maximumLength, "\(milliseconds): \(text)")
+            #expect(text.hasSuffix("Z"))
+            var plain = JSONWriter()
+            plain.iso8601(milliseconds: milliseconds)
+            var memoized = JSONWriter()
+            memoized.iso8601(milliseconds: milliseconds, memo: &memo)
+            memoized.iso8601(milliseconds: milliseconds, memo: &memo)
+            #expect(String(decoding: plain.bytes, as: UTF8.self) == "\"\(text)\"")
+            #expect(String(decoding: memoized.bytes, as: UTF8.self) == "\"\(text)\",\"\(text)\"")
+        }
+        #expect(ISO8601Time.format(milliseconds: .min) == "-292275055-05-16T16:47:04.192Z")
+        #expect(ISO8601Time.format(milliseconds: .max) == "292278994-08-17T07:12:55.807Z")
+    }
+
+    /// Tokens and IDs are written eight digits at a time: every length (not only multiples of four), both cases,
+    /// every nibble.
+    @Test func hexadecimalTextMatchesAByteAtATimeFormatting() {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<40 {
+            let bytes = (0..<length).map { index in index < 16 ? UInt8(index * 17) : UInt8.random(in: 0...255, using: &generator) }
+            for uppercase in [false, true] {
+                let expected = bytes.map { String(format: uppercase ? "%02X" : "%02x", $0) }.joined()
+                var writer = JSONWriter()
+                bytes.withUnsafeBytes { writer.hexString(prefix: "/3/device/", bytes: $0, uppercase: uppercase) }
+                #expect(String(decoding: writer.bytes, as: UTF8.self) == "\"/3/device/\(expected)\"")
+            }
+        }
+    }
+
+    /// Tokens appended at once (a recording's head, its answer) get their commas from the writer around them.
+    @Test func tokensWrittenAtOnceJoinTheWriterAroundThem() {
+        var together = JSONWriter()
+        together.beginArray()
+        together.bounded(atMost: 200) { tokens in
+            tokens.beginObject()
+            tokens.key("a")
+            tokens.int(-42)
+            tokens.key("b")
+            tokens.uint(7)
+            tokens.key("c")
+            tokens.null()
+            tokens.key("d")
+            tokens.bool(false)
+            tokens.key("e")
+            tokens.string(static: "x")
+            tokens.key("f")
+            tokens.uuid(high: 0x0123_4567_89AB_4DEF, low: 0x8123_4567_89AB_CDEF, uppercase: true)
+            tokens.endObject()
+        }
+        together.int(1)
+        together.endArray()
+        #expect(
+            String(decoding: together.bytes, as: UTF8.self)
+                == #"[{"a":-42,"b":7,"c":null,"d":false,"e":"x","f":"01234567-89AB-4DEF-8123-456789ABCDEF"},1]"#
+        )
+    }
+
     @Test func aRecordingIsOneLineOfJSONWithItsPayloadAsAnObject() throws {
         let request = APNsRequest(
             method: "POST",

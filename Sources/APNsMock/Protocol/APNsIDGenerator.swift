@@ -64,40 +64,24 @@ public struct APNsIDGenerator: Sendable {
 
     /// Writes the 8-4-4-4-12 text of a 128-bit value into the first `textLength` bytes of `buffer`.
     ///
-    /// Eight digits at a time in one 64-bit register (`digits(of:gap:)`): two IDs per answer, and writing them a
+    /// Eight digits at a time in one 64-bit register (`HexDigits.eight`): two IDs per answer, and writing them a
     /// digit at a time was 2% of a request in profiles.
     package static func write(high: UInt64, low: UInt64, uppercase: Bool, into buffer: UnsafeMutableBufferPointer<UInt8>) {
         precondition(buffer.count >= textLength)
         let out = UnsafeMutableRawPointer(buffer.baseAddress!)
-        let gap: UInt64 = uppercase ? 7 : 39
-        let second = digits(of: UInt32(truncatingIfNeeded: high), gap: gap)
-        let third = digits(of: UInt32(truncatingIfNeeded: low >> 32), gap: gap)
+        let gap = HexDigits.letterGap(uppercase: uppercase)
+        let second = HexDigits.eight(UInt32(truncatingIfNeeded: high), gap: gap)
+        let third = HexDigits.eight(UInt32(truncatingIfNeeded: low >> 32), gap: gap)
         // Overlapping stores, in this order, leave 8 digits, 4, 4, 4 and 12; the dashes go in last.
-        out.storeBytes(of: digits(of: UInt32(truncatingIfNeeded: high >> 32), gap: gap), toByteOffset: 0, as: UInt64.self)
+        out.storeBytes(of: HexDigits.eight(UInt32(truncatingIfNeeded: high >> 32), gap: gap), toByteOffset: 0, as: UInt64.self)
         out.storeBytes(of: second, toByteOffset: 9, as: UInt64.self)
         out.storeBytes(of: UInt32(truncatingIfNeeded: second >> 32), toByteOffset: 14, as: UInt32.self)
         out.storeBytes(of: third, toByteOffset: 19, as: UInt64.self)
         out.storeBytes(of: UInt32(truncatingIfNeeded: third >> 32), toByteOffset: 24, as: UInt32.self)
-        out.storeBytes(of: digits(of: UInt32(truncatingIfNeeded: low), gap: gap), toByteOffset: 28, as: UInt64.self)
+        out.storeBytes(of: HexDigits.eight(UInt32(truncatingIfNeeded: low), gap: gap), toByteOffset: 28, as: UInt64.self)
         out.storeBytes(of: UInt8(ascii: "-"), toByteOffset: 8, as: UInt8.self)
         out.storeBytes(of: UInt8(ascii: "-"), toByteOffset: 13, as: UInt8.self)
         out.storeBytes(of: UInt8(ascii: "-"), toByteOffset: 18, as: UInt8.self)
         out.storeBytes(of: UInt8(ascii: "-"), toByteOffset: 23, as: UInt8.self)
-    }
-
-    /// The 8 hex digits of `value`, first digit in the lowest byte (so a little-endian store writes them in
-    /// order). `gap` is what a digit of 10 or more adds on top of `"0" + value`: 7 for "A"…, 39 for "a"….
-    @inline(__always)
-    private static func digits(of value: UInt32, gap: UInt64) -> UInt64 {
-        // One nibble per byte, most significant first: 0x12345678 -> 0x0102030405060708.
-        var spread = UInt64(value)
-        spread = (spread & 0xFFFF_0000) << 16 | (spread & 0x0000_FFFF)
-        spread = (spread & 0x0000_FF00_0000_FF00) << 8 | (spread & 0x0000_00FF_0000_00FF)
-        spread = (spread & 0x00F0_00F0_00F0_00F0) << 4 | (spread & 0x000F_000F_000F_000F)
-        // 1 in each byte whose nibble is 10 or more (nibble + 6 reaches bit 4), else 0.
-        let isLetter = ((spread &+ 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101
-        let ascii = spread &+ 0x3030_3030_3030_3030 &+ isLetter &* gap
-        // Stored as is, the most significant byte must land first in memory.
-        return UInt64(bigEndian: ascii)
     }
 }

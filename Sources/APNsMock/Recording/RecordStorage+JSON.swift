@@ -33,15 +33,24 @@ extension RecordStorage {
             writeShapeTail(known, payloadSize: fields.payloadSize, into: &members)
             return RecordShapeJSONCache.Entry(json: members.bytes, afterMethod: afterMethod, afterAuthority: afterAuthority)
         }
-        let text = pathText
-        entry.json.withUnsafeBufferPointer { members in
-            json.members(UnsafeBufferPointer(rebasing: members[..<entry.afterMethod]))
-            json.key("path")
-            writePath(fields, text: text, into: &json, prefix: true)
-            json.members(UnsafeBufferPointer(rebasing: members[entry.afterMethod..<entry.afterAuthority]))
-            json.key("deviceToken")
-            writePath(fields, text: text, into: &json, prefix: false)
-            json.members(UnsafeBufferPointer(rebasing: members[entry.afterAuthority...]))
+        var token = fields.token
+        let uppercase = fields.pathEncoding == .deviceTokenUppercase
+        withUnsafeBytes(of: &token) { raw in
+            let token = UnsafeRawBufferPointer(rebasing: raw.prefix(Int(fields.tokenLength)))
+            let bound = 2 * token.count + 32
+            entry.json.withUnsafeBufferPointer { members in
+                json.members(UnsafeBufferPointer(rebasing: members[..<entry.afterMethod]))
+                json.bounded(atMost: bound) { path in
+                    path.key("path")
+                    path.hexString(prefix: APNsPath.devicePrefixBytes, bytes: token, uppercase: uppercase)
+                }
+                json.members(UnsafeBufferPointer(rebasing: members[entry.afterMethod..<entry.afterAuthority]))
+                json.bounded(atMost: bound) { deviceToken in
+                    deviceToken.key("deviceToken")
+                    deviceToken.hexString(prefix: "", bytes: token, uppercase: uppercase)
+                }
+                json.members(UnsafeBufferPointer(rebasing: members[entry.afterAuthority...]))
+            }
         }
     }
 
@@ -152,29 +161,42 @@ extension RecordStorage {
     /// Writes the answer's object (status, reason, IDs, timestamp) from the fields, generated IDs from their bits.
     /// - Parameter idKey: the ID's member: `apnsId`, or `requestId` for the broadcast API (`apns-request-id`).
     func writeResponseJSON(_ fields: RecordFields, idKey: StaticString = "apnsId", into json: inout JSONWriter) {
-        json.beginObject()
-        json.key("status")
-        json.int(Int(fields.status))
-        json.key("reason")
-        json.string(fields.reason?.rawValue)
+        let reason = fields.reason
+        json.bounded(atMost: 48) { head in
+            head.beginObject()
+            head.key("status")
+            head.int(Int64(fields.status))
+            head.key("reason")
+            if reason == nil { head.null() }
+        }
+        if let reason { json.string(reason.rawValue) }
         let textStart = Int(header.pathLength)
-        json.key(idKey)
-        writeID(fields.apnsIDKind, fields.apnsID, textAt: textStart, into: &json)
-        json.key("apnsUniqueId")
-        writeID(fields.uniqueIDKind, fields.uniqueID, textAt: textStart + (fields.apnsIDKind == .text ? Int(fields.apnsID.0) : 0), into: &json)
-        if fields.timestamp != RecordFields.noTimestamp, fields.reason?.carriesTimestamp == true {
+        writeID(fields.apnsIDKind, fields.apnsID, key: idKey, textAt: textStart, into: &json)
+        writeID(
+            fields.uniqueIDKind, fields.uniqueID, key: "apnsUniqueId",
+            textAt: textStart + (fields.apnsIDKind == .text ? Int(fields.apnsID.0) : 0), into: &json
+        )
+        if fields.timestamp != RecordFields.noTimestamp, reason?.carriesTimestamp == true {
             json.key("timestamp")
             json.int(fields.timestamp)
         }
         json.endObject()
     }
 
-    private func writeID(_ kind: RecordFields.IDKind, _ bits: (UInt64, UInt64), textAt offset: Int, into json: inout JSONWriter) {
+    /// The member `key` with an ID: a generated one written from its bits, with its name, at once.
+    private func writeID(_ kind: RecordFields.IDKind, _ bits: (UInt64, UInt64), key: StaticString, textAt offset: Int, into json: inout JSONWriter) {
         switch kind {
-        case .uppercase: json.uuid(high: bits.0, low: bits.1, uppercase: true)
-        case .lowercase: json.uuid(high: bits.0, low: bits.1, uppercase: false)
-        case .none: json.null()
-        case .echoed, .text: json.string(expand(kind, bits, textAt: offset))
+        case .uppercase, .lowercase:
+            json.bounded(atMost: key.utf8CodeUnitCount + APNsIDGenerator.textLength + 8) { id in
+                id.key(key)
+                id.uuid(high: bits.0, low: bits.1, uppercase: kind == .uppercase)
+            }
+        case .none:
+            json.key(key)
+            json.null()
+        case .echoed, .text:
+            json.key(key)
+            json.string(expand(kind, bits, textAt: offset))
         }
     }
 }

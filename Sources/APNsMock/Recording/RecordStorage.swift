@@ -357,14 +357,8 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
     }
 
     private static func hex(_ bytes: UnsafeBufferPointer<UInt8>, uppercase: Bool) -> String {
-        let digits: StaticString = uppercase ? "0123456789ABCDEF" : "0123456789abcdef"
-        return String(unsafeUninitializedCapacity: bytes.count * 2) { buffer in
-            digits.withUTF8Buffer { table in
-                for (index, byte) in bytes.enumerated() {
-                    buffer[2 * index] = table[Int(byte >> 4)]
-                    buffer[2 * index + 1] = table[Int(byte & 0x0F)]
-                }
-            }
+        String(unsafeUninitializedCapacity: bytes.count * 2) { buffer in
+            HexDigits.write(UnsafeRawBufferPointer(bytes), uppercase: uppercase, to: buffer.baseAddress!)
             return bytes.count * 2
         }
     }

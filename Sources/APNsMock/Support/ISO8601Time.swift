@@ -3,32 +3,52 @@
 /// Computed from the day count (Howard Hinnant's civil-from-days), not through `Date.formatted`: it runs for
 /// every line of a record file, and Foundation's formatter cost more than the rest of the line.
 public enum ISO8601Time {
+    /// Room for the longest text: `Int64`'s earliest millisecond is in the year -292,275,055 (a sign and nine
+    /// digits, then 20 bytes).
+    package static let maximumLength = 32
+
     public static func format(milliseconds: Int64) -> String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(24)
-        append(milliseconds: milliseconds, to: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
+        String(unsafeUninitializedCapacity: maximumLength) { buffer in write(milliseconds: milliseconds, to: buffer.baseAddress!) }
     }
 
     /// Appends the text's bytes (no quotes).
     public static func append(milliseconds: Int64, to bytes: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maximumLength) { buffer in
+            let count = write(milliseconds: milliseconds, to: buffer.baseAddress!)
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<count]))
+        }
+    }
+
+    /// Writes the text's bytes (no quotes) at `out`, which has room for `maximumLength`; returns how many.
+    package static func write(milliseconds: Int64, to out: UnsafeMutablePointer<UInt8>) -> Int {
         let (seconds, millis) = floorDivide(milliseconds, 1000)
+        let count = write(second: seconds, to: out)
+        return count + write(millisecond: millis, to: out + count)
+    }
+
+    /// `2026-11-22T03:01:09.`: the second's part, up to the milliseconds.
+    private static func write(second seconds: Int64, to out: UnsafeMutablePointer<UInt8>) -> Int {
         let (days, secondOfDay) = floorDivide(seconds, 86_400)
         let (year, month, day) = civil(fromDays: days)
-        append(year, width: 4, to: &bytes)
-        bytes.append(UInt8(ascii: "-"))
-        append(Int64(month), width: 2, to: &bytes)
-        bytes.append(UInt8(ascii: "-"))
-        append(Int64(day), width: 2, to: &bytes)
-        bytes.append(UInt8(ascii: "T"))
-        append(secondOfDay / 3600, width: 2, to: &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        append(secondOfDay % 3600 / 60, width: 2, to: &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        append(secondOfDay % 60, width: 2, to: &bytes)
-        bytes.append(UInt8(ascii: "."))
-        append(millis, width: 3, to: &bytes)
-        bytes.append(UInt8(ascii: "Z"))
+        var count = write(year, width: 4, to: out)
+        func put(_ byte: UInt8, then value: Int64) {
+            out[count] = byte
+            count += 1 + write(value, width: 2, to: out + count + 1)
+        }
+        put(UInt8(ascii: "-"), then: Int64(month))
+        put(UInt8(ascii: "-"), then: Int64(day))
+        put(UInt8(ascii: "T"), then: secondOfDay / 3600)
+        put(UInt8(ascii: ":"), then: secondOfDay % 3600 / 60)
+        put(UInt8(ascii: ":"), then: secondOfDay % 60)
+        out[count] = UInt8(ascii: ".")
+        return count + 1
+    }
+
+    /// `612Z`.
+    private static func write(millisecond: Int64, to out: UnsafeMutablePointer<UInt8>) -> Int {
+        let count = write(millisecond, width: 3, to: out)
+        out[count] = UInt8(ascii: "Z")
+        return count + 1
     }
 
     /// The text of the most recent second (`2026-11-22T03:01:09.`), for a writer of many times in a row (the record
@@ -40,18 +60,16 @@ public enum ISO8601Time {
         package init() {}
     }
 
-    /// As `append(milliseconds:to:)`, the date and time of day taken from `memo` when the second is the same.
-    package static func append(milliseconds: Int64, to bytes: inout [UInt8], memo: inout SecondMemo) {
+    /// As `write(milliseconds:to:)`, the date and time of day taken from `memo` when the second is the same.
+    package static func write(milliseconds: Int64, to out: UnsafeMutablePointer<UInt8>, memo: inout SecondMemo) -> Int {
         let (seconds, millis) = floorDivide(milliseconds, 1000)
         if seconds != memo.second {
-            memo.text.removeAll(keepingCapacity: true)
-            append(milliseconds: seconds * 1000, to: &memo.text)
-            memo.text.removeLast(4)  // "000Z"
+            memo.text = Array(UnsafeBufferPointer(start: out, count: write(second: seconds, to: out)))
             memo.second = seconds
         }
-        bytes.append(contentsOf: memo.text)
-        append(millis, width: 3, to: &bytes)
-        bytes.append(UInt8(ascii: "Z"))
+        let prefix = memo.text.count
+        memo.text.withUnsafeBufferPointer { out.update(from: $0.baseAddress!, count: prefix) }
+        return prefix + write(millisecond: millis, to: out + prefix)
     }
 
     private static func floorDivide(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
@@ -72,21 +90,25 @@ public enum ISO8601Time {
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
-    /// Decimal digits, zero-padded to `width`.
-    private static func append(_ value: Int64, width: Int, to bytes: inout [UInt8]) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    /// Writes decimal digits, zero-padded to `width`, at `out`; returns how many bytes.
+    private static func write(_ value: Int64, width: Int, to out: UnsafeMutablePointer<UInt8>) -> Int {
         var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[19 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-                count += 1
-            } while magnitude > 0
-            for _ in count..<max(width, count) { bytes.append(UInt8(ascii: "0")) }
-            bytes.append(contentsOf: buffer[(20 - count)...])
+        if value < 0 {
+            out[0] = UInt8(ascii: "-")
+            count = 1
         }
+        var digits = 1
+        var rest = value.magnitude / 10
+        while rest > 0 {
+            digits += 1
+            rest /= 10
+        }
+        let padded = max(width, digits)
+        var magnitude = value.magnitude
+        for index in stride(from: count + padded - 1, through: count, by: -1) {
+            out[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+            magnitude /= 10
+        }
+        return count + padded
     }
 }

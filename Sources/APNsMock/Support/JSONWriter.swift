@@ -24,6 +24,11 @@ public struct JSONWriter: Sendable {
         needsComma = false
     }
 
+    /// Removes the first `count` bytes (written out), keeping the rest and the capacity.
+    package mutating func removeFirst(_ count: Int) {
+        bytes.removeFirst(count)
+    }
+
     /// Ends a line of NDJSON: the next value starts a new document.
     public mutating func newline() {
         bytes.append(0x0A)
@@ -56,15 +61,14 @@ public struct JSONWriter: Sendable {
 
     /// A member's name; its value is the next thing written.
     public mutating func key(_ name: StaticString) {
-        separate()
-        bytes.append(UInt8(ascii: "\""))
-        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
-        needsComma = false
+        bounded(atMost: name.utf8CodeUnitCount + 4) { $0.key(name) }
     }
 
     /// A member's name that is not a literal (dictionary keys).
+    ///
+    /// Disfavoured: a literal is a `String` by default, so without it every `key("name")` escaped its name through
+    /// `string(_:)` (a tenth of the record file's encoding).
+    @_disfavoredOverload
     public mutating func key(_ name: String) {
         string(name)
         bytes.append(UInt8(ascii: ":"))
@@ -80,11 +84,7 @@ public struct JSONWriter: Sendable {
 
     /// A literal that needs no escaping (checked by the caller).
     package mutating func string(static value: StaticString) {
-        separate()
-        bytes.append(UInt8(ascii: "\""))
-        value.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(UInt8(ascii: "\""))
-        needsComma = true
+        bounded(atMost: value.utf8CodeUnitCount + 3) { $0.string(static: value) }
     }
 
     /// A string from UTF-8 bytes. Invalid UTF-8 is written as U+FFFD, so the output is always valid JSON.
@@ -126,34 +126,21 @@ public struct JSONWriter: Sendable {
     }
 
     public mutating func int(_ value: Int64) {
-        separate()
-        if value < 0 {
-            bytes.append(UInt8(ascii: "-"))
-            appendDigits(value.magnitude)
-        } else {
-            appendDigits(UInt64(value))
-        }
-        needsComma = true
+        bounded(atMost: 21) { $0.int(value) }
     }
 
     public mutating func int(_ value: Int) { int(Int64(value)) }
 
     public mutating func uint(_ value: UInt64) {
-        separate()
-        appendDigits(value)
-        needsComma = true
+        bounded(atMost: 21) { $0.uint(value) }
     }
 
     public mutating func bool(_ value: Bool) {
-        separate()
-        bytes.append(contentsOf: value ? Self.trueBytes : Self.falseBytes)
-        needsComma = true
+        bounded(atMost: 6) { $0.bool(value) }
     }
 
     public mutating func null() {
-        separate()
-        bytes.append(contentsOf: Self.nullBytes)
-        needsComma = true
+        bounded(atMost: 5) { $0.null() }
     }
 
     /// A number: integral values exactly, others in Swift's shortest round-trip form; not-finite ones as `null`.
@@ -292,52 +279,37 @@ public struct JSONWriter: Sendable {
 
     /// A time as an ISO 8601 string (`"2026-11-22T03:01:09.612Z"`, see `ISO8601Time`).
     public mutating func iso8601(milliseconds: Int64) {
-        separate()
-        bytes.append(UInt8(ascii: "\""))
-        ISO8601Time.append(milliseconds: milliseconds, to: &bytes)
-        bytes.append(UInt8(ascii: "\""))
-        needsComma = true
+        bounded(atMost: ISO8601Time.maximumLength + 3) { $0.iso8601(milliseconds: milliseconds) }
     }
 
     /// As `iso8601(milliseconds:)`, the second's text taken from `memo` when it is the same (see
     /// `ISO8601Time.SecondMemo`).
     package mutating func iso8601(milliseconds: Int64, memo: inout ISO8601Time.SecondMemo) {
-        separate()
-        bytes.append(UInt8(ascii: "\""))
-        ISO8601Time.append(milliseconds: milliseconds, to: &bytes, memo: &memo)
-        bytes.append(UInt8(ascii: "\""))
-        needsComma = true
+        bounded(atMost: ISO8601Time.maximumLength + 3) { $0.iso8601(milliseconds: milliseconds, memo: &memo) }
     }
 
-    /// A generated ID as its UUID text, written in place.
+    /// A generated ID as its UUID text.
     package mutating func uuid(high: UInt64, low: UInt64, uppercase: Bool) {
-        separate()
-        bytes.append(UInt8(ascii: "\""))
-        let start = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: APNsIDGenerator.textLength))
-        bytes.withUnsafeMutableBufferPointer { buffer in
-            APNsIDGenerator.write(high: high, low: low, uppercase: uppercase, into: UnsafeMutableBufferPointer(rebasing: buffer[start...]))
-        }
-        bytes.append(UInt8(ascii: "\""))
-        needsComma = true
+        bounded(atMost: APNsIDGenerator.textLength + 3) { $0.uuid(high: high, low: low, uppercase: uppercase) }
     }
 
-    /// A string of `prefix` then `bytes` in hexadecimal (a device token, its path), written in place.
+    /// A string of `prefix` then `bytes` in hexadecimal (a device token, its path).
     package mutating func hexString(prefix: StaticString, bytes hex: UnsafeRawBufferPointer, uppercase: Bool) {
-        separate()
-        bytes.append(UInt8(ascii: "\""))
-        prefix.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        let start = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: 2 * hex.count))
-        let digits: StaticString = uppercase ? "0123456789ABCDEF" : "0123456789abcdef"
-        bytes.withUnsafeMutableBufferPointer { buffer in
-            for (index, byte) in hex.enumerated() {
-                buffer[start + 2 * index] = digits.utf8Start[Int(byte >> 4)]
-                buffer[start + 2 * index + 1] = digits.utf8Start[Int(byte & 0x0F)]
-            }
+        bounded(atMost: prefix.utf8CodeUnitCount + 2 * hex.count + 3) { $0.hexString(prefix: prefix, bytes: hex, uppercase: uppercase) }
+    }
+
+    /// Tokens of bounded length written by `body` through a `BoundedJSONWriter` into `capacity` bytes of scratch
+    /// space on the stack, then appended at once (see `BoundedJSONWriter` for why). Keep `capacity` small (a
+    /// line's head, an answer's object): larger scratch space is taken from the heap.
+    @inline(__always)
+    package mutating func bounded<Result>(atMost capacity: Int, _ body: (inout BoundedJSONWriter) -> Result) -> Result {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { scratch in
+            var tokens = BoundedJSONWriter(scratch, needsComma: needsComma)
+            let result = body(&tokens)
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<tokens.count]))
+            needsComma = tokens.needsComma
+            return result
         }
-        bytes.append(UInt8(ascii: "\""))
-        needsComma = true
     }
 
     // MARK: Bytes
@@ -358,41 +330,23 @@ public struct JSONWriter: Sendable {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
     }
 
+    /// A byte's escape, a byte at a time (an array literal per escape was an allocation per quote of a payload).
     private mutating func appendEscape(_ byte: UInt8) {
+        bytes.append(UInt8(ascii: "\\"))
         switch byte {
-        case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-        case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-        case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-        case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-        case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
+        case 0x0A: bytes.append(UInt8(ascii: "n"))
+        case 0x0D: bytes.append(UInt8(ascii: "r"))
+        case 0x09: bytes.append(UInt8(ascii: "t"))
         default:
-            let hex: [UInt8] = Array("0123456789abcdef".utf8)
-            bytes.append(contentsOf: [
-                UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)],
-            ])
+            func digit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10 }
+            bytes.append(UInt8(ascii: "u"))
+            bytes.append(UInt8(ascii: "0"))
+            bytes.append(UInt8(ascii: "0"))
+            bytes.append(digit(byte >> 4))
+            bytes.append(digit(byte & 0x0F))
         }
     }
-
-    private mutating func appendDigits(_ value: UInt64) {
-        if value < 10 {
-            bytes.append(UInt8(ascii: "0") + UInt8(value))
-            return
-        }
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
-            var remaining = value
-            var index = 20
-            while remaining > 0 {
-                index -= 1
-                buffer[index] = UInt8(ascii: "0") + UInt8(remaining % 10)
-                remaining /= 10
-            }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[index..<20]))
-        }
-    }
-
-    private static let trueBytes: [UInt8] = Array("true".utf8)
-    private static let falseBytes: [UInt8] = Array("false".utf8)
-    private static let nullBytes: [UInt8] = Array("null".utf8)
 }
 
 /// Lets `write(any:)` see through an `Optional` stored as `Any`.

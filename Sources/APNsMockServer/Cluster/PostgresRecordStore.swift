@@ -248,14 +248,8 @@ struct CopyTextEncoder {
         let count = bytes.count * 2
         guard count > 0 else { return }
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { output in
-            let digits: StaticString = "0123456789abcdef"
-            digits.withUTF8Buffer { hex in
-                bytes.withUnsafeBufferPointer { input in
-                    for index in 0..<input.count {
-                        output[2 * index] = hex[Int(input[index] >> 4)]
-                        output[2 * index + 1] = hex[Int(input[index] & 0x0F)]
-                    }
-                }
+            bytes.withUnsafeBytes { input in
+                HexDigits.write(input, uppercase: false, to: output.baseAddress!)
             }
             return count
         }
