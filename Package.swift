@@ -44,6 +44,8 @@ let package = Package(
             pkgConfig: "libnghttp2",
             providers: [.apt(["libnghttp2-dev"])]
         ),
+        // `fallocate`, which Swift's Glibc module leaves out (the record file reserves its space ahead).
+        .target(name: "CFileSpace", cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Werror"])]),
         // The engine: everything that decides. No NIO, so it is unit-testable and transport-free.
         .target(
             name: "APNsMock",
@@ -69,6 +71,7 @@ let package = Package(
         .target(
             name: "APNsMockServer",
             dependencies: [
+                "CFileSpace",
                 "APNsMock",
                 "APNsMockCertificates",
                 "CNGHTTP2",

@@ -94,9 +94,21 @@ struct OperationsTests {
             ], stdin: Data(TestData.alertPayload.utf8))
             #expect(load.stdout.contains("500 succeeded"), "\(load)")
             recorded = server.server.store.list().notifications.compactMap { $0.response?.apnsID }
+            // Lines the writer holds back to write whole chunks reach the file once it has nothing more to do:
+            // the file is whole while the server runs, not only after it stopped.
+            let whole = try await poll("500 lines in the record file while idle") { () -> Int? in
+                let count = (try? String(contentsOfFile: path, encoding: .utf8))?.split(separator: "\n").count ?? 0
+                return count == 500 ? count : nil
+            }
+            #expect(whole == 500)
         }
         let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 500)
+        // The space reserved ahead of the writes (32 MiB at a time where the file system can) is given back.
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        var status = stat()
+        #expect(stat(path, &status) == 0)
+        #expect(Int(status.st_blocks) * 512 <= (attributes[.size] as? Int ?? 0) + 64 << 10, "\(status.st_blocks) blocks")
         let ids = try lines.map { line -> String in
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
             return ((object?["response"] as? [String: Any])?["apnsId"] as? String) ?? ""

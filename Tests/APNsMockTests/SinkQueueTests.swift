@@ -12,6 +12,40 @@ struct SinkQueueTests {
         #expect(queue.push(2) == .none)
     }
 
+    /// After a batch the consumer lingers: pushes meanwhile do not wake it, it looks again once, and only when
+    /// that finds nothing does it sleep, after which the next push wakes it again.
+    @Test func aLingeringConsumerIsNotWokenAndSleepsOnlyAfterLingeringInVain() {
+        var queue = SinkQueue<Int>(name: "file", capacity: 100, policy: .backPressure)
+        #expect(queue.push(1) == .wakeConsumer)
+        #expect(queue.takeAll().elements.count == 1)
+        queue.linger()
+        #expect(queue.idle(lingeredAlready: false) == .linger)
+        #expect(queue.push(2) == .none)
+        #expect(queue.idle(lingeredAlready: true) == .takeAgain)
+        #expect(Array(queue.takeAll().elements) == [2])
+        #expect(queue.idle(lingeredAlready: true) == .sleep)
+        #expect(!queue.consumerLingers)
+        #expect(queue.push(3) == .wakeConsumer)
+        // Back-pressure still wakes a lingering consumer.
+        queue.linger()
+        #expect(queue.push(contentsOf: Array(4...102)) == .engageBackPressure)
+    }
+
+    /// The consumer hands the written batch's deque back; the next take leaves it in the queue, which fills it.
+    @Test func aRecycledDequeIsWhatTheQueueFillsNext() {
+        var queue = SinkQueue<Int>(name: "file", capacity: 100, policy: .backPressure)
+        _ = queue.push(contentsOf: [1, 2, 3])
+        var batch = queue.takeAll().elements
+        #expect(Array(batch) == [1, 2, 3])
+        batch.removeAll(keepingCapacity: true)
+        queue.recycle(&batch)
+        #expect(batch.isEmpty)
+        _ = queue.push(contentsOf: [4, 5])
+        #expect(Array(queue.takeAll().elements) == [4, 5])
+        _ = queue.push(6)
+        #expect(Array(queue.takeAll().elements) == [6])
+    }
+
     @Test func aBatchAsksForTheStrongestActionAnyOfItsElementsDid() {
         var queue = SinkQueue<Int>(name: "file", capacity: 4, policy: .backPressure)
         #expect(queue.push(contentsOf: [1, 2]) == .wakeConsumer)

@@ -17,14 +17,18 @@ public struct SinkQueue<Element> {
     public let policy: SinkQueuePolicy
     /// A deque: a skip-ahead queue drops its oldest element on every push once full, in constant time.
     private var elements = Deque<Element>()
+    /// An empty deque with capacity (see `recycle`).
+    private var spare = Deque<Element>()
     public private(set) var statistics: RecordingSinkStatistics
     /// The provider port was asked to pause and has not been released yet.
     public private(set) var isPushingBack = false
+    /// The consumer comes back on its own within moments (see `linger()`): a push need not wake it.
+    public private(set) var consumerLingers = false
 
     /// What the sink must do after a push.
     public enum PushAction: Equatable {
         case none
-        /// Wake the consumer: the queue was empty.
+        /// Wake the consumer: the queue was empty and the consumer is not lingering.
         case wakeConsumer
         /// The queue reached its capacity: ask the provider port to pause reading (back-pressure policy).
         case engageBackPressure
@@ -79,14 +83,49 @@ public struct SinkQueue<Element> {
         return strongest
     }
 
-    /// Takes everything queued (the consumer writes it as one batch).
+    /// Takes everything queued (the consumer writes it as one batch), leaving the deque `recycle` kept in its
+    /// place.
     public mutating func takeAll() -> (elements: Deque<Element>, action: TakeAction) {
         // Moved out, not copied: a copy retained every element (on the consumer's thread, while event loops retain
         // the same shared storage) only to release them again.
         var taken = Deque<Element>()
+        swap(&taken, &spare)
         swap(&taken, &elements)
         statistics.queued = 0
         return (taken, releaseIfDrained())
+    }
+
+    /// Keeps a written batch's deque, emptied by the consumer (outside the lock) with its capacity, for the next
+    /// `takeAll` to leave in the queue: a new deque for every batch made event loops grow it from nothing, each
+    /// large growth fresh memory from the kernel (page faults) on the provider's path.
+    public mutating func recycle(_ spent: inout Deque<Element>) {
+        precondition(spent.isEmpty, "a recycled deque must be empty")
+        swap(&spare, &spent)
+    }
+
+    /// The consumer will look again shortly without being woken: it just wrote a batch, and under load more is on
+    /// its way. Waking a thread for every read's recordings cost more than writing them (a context switch, and an
+    /// interrupt between processors, which in a virtual machine is an exit to the host).
+    public mutating func linger() {
+        consumerLingers = true
+    }
+
+    /// What the consumer does when its take found nothing.
+    public enum IdleAction: Equatable {
+        /// Something was queued since: take again.
+        case takeAgain
+        /// Wait a moment without being woken (a push does not wake a lingering consumer), then take again.
+        case linger
+        /// Sleep until woken: the next push wakes it.
+        case sleep
+    }
+
+    /// The consumer's take found nothing; `lingeredAlready` says whether it has just lingered in vain.
+    public mutating func idle(lingeredAlready: Bool) -> IdleAction {
+        guard elements.isEmpty else { return .takeAgain }
+        if consumerLingers, !lingeredAlready { return .linger }
+        consumerLingers = false
+        return .sleep
     }
 
     /// Counts elements the consumer has finished with.
@@ -107,7 +146,7 @@ public struct SinkQueue<Element> {
             statistics.backPressurePauses += 1
             return .engageBackPressure
         }
-        return wasEmpty ? .wakeConsumer : .none
+        return wasEmpty && !consumerLingers ? .wakeConsumer : .none
     }
 
     private mutating func releaseIfDrained() -> TakeAction {

@@ -1,4 +1,5 @@
 import APNsMock
+import CFileSpace
 import DequeModule
 
 #if canImport(Glibc)
@@ -23,6 +24,10 @@ final class NDJSONFileWriter: RecordBatchWriter {
     private var releasedUpTo = 0
     /// How much written text the page cache may hold before it is synced and let go (see `releasePageCache`).
     static let pageCacheBound = 32 << 20
+    /// The end of the space reserved for the file so far (see `reserveSpace`), and whether the file system can.
+    private var reservedUpTo = 0
+    private var reservesSpace = true
+    static let reservationStep = 32 << 20
 
     struct OpenError: Error, CustomStringConvertible {
         var path: String
@@ -42,20 +47,34 @@ final class NDJSONFileWriter: RecordBatchWriter {
 
     var forgetsClearedRecordings: Bool { false }
 
-    /// Encodes the batch a chunk at a time, writing each chunk as it fills.
+    /// Encodes the batch, writing whole chunks as they fill; the last lines wait in the buffer for the next batch
+    /// or `flush`.
+    ///
+    /// Each write ends on a multiple of `chunkSize` in the file: the kernel's copy into whole, aligned pages costs
+    /// less than half of what writes that start and end mid-page do (measured: 270 → 120 ms of CPU per 545 MB).
     func write(_ batch: Deque<RecordedNotification>) -> String? {
-        json.removeAll()
         for recording in batch {
             recording.writeJSON(into: &json, shapes: &shapes)
             json.newline()
             if json.bytes.count >= Self.chunkSize {
-                if let error = writeAll(json.bytes) { return error }
-                json.removeAll()
+                let length = Self.chunkSize - offset % Self.chunkSize
+                if let error = writeAll(json.bytes[..<length]) {
+                    json.removeAll()
+                    return error
+                }
+                json.removeFirst(length)
             }
         }
-        if !json.bytes.isEmpty, let error = writeAll(json.bytes) { return error }
-        if offset - releasedUpTo >= Self.pageCacheBound { releasePageCache() }
         return nil
+    }
+
+    /// Writes the lines held back; called when nothing more is queued, so the file is whole whenever the writer
+    /// is idle.
+    func flush() -> String? {
+        guard !json.bytes.isEmpty else { return nil }
+        let error = writeAll(json.bytes[...])
+        json.removeAll()
+        return error
     }
 
     /// Syncs what was written and drops it from the page cache. Without this a long run under load left gigabytes
@@ -73,13 +92,29 @@ final class NDJSONFileWriter: RecordBatchWriter {
     func clear(upTo sequence: UInt64) -> String? { nil }
 
     func close() -> String? {
+        let error = flush()
+        if reservedUpTo > offset { _ = ftruncate(descriptor, off_t(offset)) }  // the reserved blocks past the end
         fsync(descriptor)
         closeDescriptor(descriptor)
-        return nil
+        return error
     }
 
-    private func writeAll(_ bytes: [UInt8]) -> String? {
-        bytes.withUnsafeBytes { buffer in
+    /// Reserves the file's blocks ahead of the writes, 32 MiB at a time, keeping its size (Linux `fallocate`):
+    /// ext4's delayed allocation otherwise reserves each 4 KiB block as a write first reaches it, a fifth of the
+    /// kernel's cost of writing (measured: 183 → 150 ms of CPU per 545 MB). `close` gives back what was not used.
+    private func reserveSpace(through end: Int) {
+        guard reservesSpace, end > reservedUpTo else { return }
+        if apns_mock_reserve_file_space(descriptor, Int64(reservedUpTo), Int64(Self.reservationStep)) == 0 {
+            reservedUpTo += Self.reservationStep
+        } else {
+            // Not supported here, or the disk is full: writes go on without (and report a full disk themselves).
+            reservesSpace = false
+        }
+    }
+
+    private func writeAll(_ bytes: ArraySlice<UInt8>) -> String? {
+        reserveSpace(through: offset + bytes.count)
+        return bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
                 let written = writeDescriptor(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
@@ -90,6 +125,7 @@ final class NDJSONFileWriter: RecordBatchWriter {
                 offset += written
             }
             self.offset += buffer.count
+            if self.offset - releasedUpTo >= Self.pageCacheBound { releasePageCache() }
             return nil
         }
     }
