@@ -45,10 +45,13 @@ LOOPBACK = "127.0.0.1"
 
 # The second apns-mock row: `--threads 1`, like the references' single worker.
 ONE_THREAD = "apns-mock-1t"
+# apns-mock with the run's default flags, beside apns-mock in a variant workload (record file, stores, stalled feed,
+# token): the variant's share of plain throughput is then paired by round, as the references' ratios are.
+PLAIN = "apns-mock-plain"
 
 
 def is_apns_mock(name: str) -> bool:
-    return name in ("apns-mock", ONE_THREAD)
+    return name in ("apns-mock", ONE_THREAD, PLAIN)
 
 
 
@@ -522,6 +525,9 @@ class Workload:
     # A live-feed reader that connects to apns-mock's /admin/notifications/stream and never reads: the cost of a
     # stalled inspector tab (its queue fills, then lets its oldest go).
     stalled_reader: bool = False
+    # A variant of the plain load (a sink, a stalled reader, token auth) whose cost is the point: apns-mock with the
+    # run's default flags (PLAIN) runs in the same rounds, so the share is measured seconds apart, not minutes.
+    paired_plain: bool = False
     # A workload whose requests go one at a time measures latency in every round (logging one line per request
     # costs h2load about 1 us, nothing next to a round trip). The others measure throughput with h2load's
     # per-request log off, since h2load is then the limit and that log (one write(2) per request) cut what it
@@ -622,7 +628,7 @@ class Bench:
 
     def make_server(self, name: str, max_recorded: int, apns_mock_args: list[str] | None = None) -> Server:
         if is_apns_mock(name):
-            flags = self.default_apns_mock_args if apns_mock_args is None else apns_mock_args
+            flags = self.default_apns_mock_args if apns_mock_args is None or name == PLAIN else apns_mock_args
             threads = 1 if name == ONE_THREAD else self.args.threads
             return ApnsMock(self.workdir, self.server_pin, self.args.binary, threads, max_recorded,
                             flags + self.args.server_arg, name=name)
@@ -677,11 +683,12 @@ class Bench:
             running: list[Server] = []
             readers: list[socket.socket] = []
             try:
-                for name in servers:
+                names = servers + ([PLAIN] if workload.paired_plain and "apns-mock" in servers else [])
+                for name in names:
                     server = self.make_server(name, max_recorded, workload.apns_mock_args)
                     server.start()
                     running.append(server)
-                    if workload.stalled_reader and isinstance(server, ApnsMock):
+                    if workload.stalled_reader and isinstance(server, ApnsMock) and name != PLAIN:
                         readers.append(stalled_reader(server.admin_port))
                 for server in running:
                     warm = max(workload.clients, min(5000, workload.requests // 4))
@@ -775,7 +782,7 @@ class Bench:
             return None
         kind = "postgres" if args[args.index("--store") + 1].startswith("postgres") else "sqlite"
         found = {}
-        for server in (s for s in running if isinstance(s, ApnsMock)):
+        for server in (s for s in running if isinstance(s, ApnsMock) and s.name != PLAIN):
             started = time.monotonic()
             while True:
                 sink = next((s for s in server.stats().get("sinks", []) if s["name"] == kind), None)
@@ -798,7 +805,8 @@ class Bench:
         args = workload.apns_mock_args or []
         if "--record-file" not in args:
             return None
-        return {s.name: self.check_one_record_file(s, Path(s.record_file)) for s in running if isinstance(s, ApnsMock)}
+        return {s.name: self.check_one_record_file(s, Path(s.record_file)) for s in running
+                if isinstance(s, ApnsMock) and s.name != PLAIN}
 
     def check_one_record_file(self, server, path: Path) -> dict:
         deadline = time.monotonic() + 60
@@ -895,6 +903,18 @@ def add_ratios(summaries: list[dict]) -> None:
             other_cpu = {r["round"]: r.get("cpu_s_per_100k") for r in theirs["rounds"] if r.get("kind") != "latency"}
             cpu_pairs = [own_cpu[i] / other_cpu[i] for i in sorted(own_cpu) if own_cpu[i] and other_cpu.get(i)]
             mine[f"cpu_ratio_{ref}"] = round(median(cpu_pairs), 3) if cpu_pairs else None
+        # A variant workload's share of plain apns-mock's throughput, and its CPU per request against it, paired
+        # by round the same way (see Workload.paired_plain).
+        plain = servers.get(PLAIN)
+        if plain and mine["server"] == "apns-mock":
+            other = {r["round"]: r["req_per_s"] for r in plain["rounds"] if r.get("kind") != "latency"}
+            paired = [own[i] / other[i] for i in sorted(own) if i in other and other[i]]
+            mine["ratio_plain"] = round(median(paired), 3) if paired else None
+            mine["ratio_plain_rounds"] = [round(x, 3) for x in paired]
+            own_cpu = {r["round"]: r.get("cpu_s_per_100k") for r in mine["rounds"] if r.get("kind") != "latency"}
+            other_cpu = {r["round"]: r.get("cpu_s_per_100k") for r in plain["rounds"] if r.get("kind") != "latency"}
+            cpu_pairs = [own_cpu[i] / other_cpu[i] for i in sorted(own_cpu) if own_cpu[i] and other_cpu.get(i)]
+            mine["cpu_ratio_plain"] = round(median(cpu_pairs), 3) if cpu_pairs else None
 
 
 def print_cores(rows: list[dict]) -> None:
@@ -985,7 +1005,7 @@ def fmt_ratio(a, b) -> str:
 
 
 def print_workload_table(summaries: list[dict]) -> None:
-    header = (f"{'workload':<17} {'h2load':<12} {'server':<12} {'req/s median':>12} {'(min-max)':>19} {'/nginx':>6} "
+    header = (f"{'workload':<17} {'h2load':<12} {'server':<15} {'req/s median':>12} {'(min-max)':>19} {'/nginx':>6} "
               f"{'/nghttpd':>8} {'p50 ms':>7} {'p99 ms':>7} {'CPU µs/req':>10} {'CPU/nginx':>9} {'peak RSS MB':>11}  status")
     print(header)
     print("-" * len(header))
@@ -1008,7 +1028,7 @@ def print_workload_table(summaries: list[dict]) -> None:
                 codes += f" FAILED {r['failed']}"
             cpu = r["cpu_s_per_100k_median"]
             # CPU seconds per 100,000 requests = µs per request × 10.
-            print(f"{label:<17} {shape:<12} {r['server']:<12} {r['req_per_s_median']:>12,.0f} {span:>19} "
+            print(f"{label:<17} {shape:<12} {r['server']:<15} {r['req_per_s_median']:>12,.0f} {span:>19} "
                   f"{ratio_nginx:>6} {ratio_ngh:>8} {fmt_ms(r['p50_us_median']):>7} {fmt_ms(r['p99_us_median']):>7} "
                   f"{('-' if cpu is None else f'{cpu * 10:.2f}'):>10} {cpu_nginx:>9} {fmt_mb(r['peak_rss_kb']):>11}  {codes}")
     print()
@@ -1030,13 +1050,16 @@ def print_record_file(summaries: list[dict]) -> None:
     """apns-mock's throughput with --record-file beside its default, and whether the file was complete."""
     def find(workload):
         return next((s for s in summaries if s["workload"] == workload and s["server"] == "apns-mock"), None)
-    plain, recording = find("throughput"), find("recordfile")
+    recording = find("recordfile")
+    # The plain rounds run beside the file's (see Workload.paired_plain); without them, the throughput workload's.
+    plain = next((s for s in summaries if s["workload"] == "recordfile" and s["server"] == PLAIN), None) or find("throughput")
     if not plain or not recording or not plain["req_per_s_median"]:
         return
-    ratio = recording["req_per_s_median"] / plain["req_per_s_median"]
+    ratio = recording.get("ratio_plain") or recording["req_per_s_median"] / plain["req_per_s_median"]
+    how = "paired by round" if recording.get("ratio_plain") else "medians"
     file = recording.get("record_file") or {}
     print(f"record file: {recording['req_per_s_median']:,.0f} req/s with --record-file vs {plain['req_per_s_median']:,.0f} "
-          f"without ({ratio:.0%}); file complete: {file.get('lines')} lines = {file.get('written')} written, "
+          f"without ({ratio:.0%}, {how}); file complete: {file.get('lines')} lines = {file.get('written')} written, "
           f"peak queue {file.get('peak_queued')}, back-pressure pauses {file.get('back_pressure_pauses')}")
 
 
@@ -1049,8 +1072,13 @@ def print_store(summaries: list[dict]) -> None:
         if not plain or not stored or not plain["req_per_s_median"]:
             continue
         store = stored.get("store") or {}
+        paired = next((s for s in summaries if s["workload"] == kind and s["server"] == PLAIN), None)
+        if paired and stored.get("ratio_plain"):
+            plain, share, how = paired, stored["ratio_plain"], "paired by round"
+        else:
+            share, how = stored["req_per_s_median"] / plain["req_per_s_median"], "medians"
         print(f"{kind} store ({name}): {stored['req_per_s_median']:,.0f} req/s vs {plain['req_per_s_median']:,.0f} in memory "
-              f"({stored['req_per_s_median'] / plain['req_per_s_median']:.0%}); writer queue peak {store.get('peak_queued')}, "
+              f"({share:.0%}, {how}); writer queue peak {store.get('peak_queued')}, "
               f"back-pressure pauses {store.get('back_pressure_pauses')}, drained {store.get('drain_seconds')} s after the last round")
 
 
@@ -1075,13 +1103,18 @@ def targets(summaries: list[dict], memory: dict | None) -> list[dict]:
             add(f"throughput vs {ref} (-c 4 -m 100)", ratio, f">= {limit}", ratio >= limit,
                 f"{ratio:.2f}x (medians: {plain:.2f}x)" if plain else f"{ratio:.2f}x")
     # Each variant's throughput as a share of the plain run's, against its issue's floor.
+    # Paired by round with plain apns-mock in the same workload when it ran there (Workload.paired_plain).
     plain = get("throughput", "apns-mock", "req_per_s_median")
     for workload, name, floor in (("sqlite", "throughput with --store sqlite vs memory", 0.5),
                                   ("postgres", "throughput with --store postgres vs memory", 0.3),
                                   ("livefeed", "throughput with a stalled live-feed reader", 0.95),
                                   ("recordfile", "throughput with --record-file vs without", 0.9)):
         variant = get(workload, "apns-mock", "req_per_s_median")
-        if plain and variant:
+        paired = get(workload, "apns-mock", "ratio_plain")
+        if paired:
+            medians = variant / get(workload, PLAIN, "req_per_s_median")
+            add(name, paired, f">= {floor:.2f}", paired >= floor, f"{paired:.0%} paired (medians: {medians:.0%})")
+        elif plain and variant:
             add(name, round(variant / plain, 2), f">= {floor:.2f}", variant / plain >= floor, f"{variant / plain:.0%}")
     pa, pn = get("latency", "apns-mock", "p99_us_median"), get("latency", "nginx", "p99_us_median")
     if pa and pn:
@@ -1243,7 +1276,8 @@ def main() -> int:
             # The NDJSON record file beside the default: the same load, every recording also written to a file.
             workloads.append(Workload("recordfile", "throughput+record-file", 4, 100, workloads[0].requests,
                                       apns_mock_args=bench.default_apns_mock_args
-                                      + ["--record-file", str(bench.workdir / "bench-record.ndjson")]))
+                                      + ["--record-file", str(bench.workdir / "bench-record.ndjson")],
+                                      paired_plain=True))
             # Live Activity broadcasts: the same load to /4/broadcasts/apps/<bundle> on a channel a scenario declares.
             broadcast_scenario = bench.workdir / "bench-broadcast.yaml"
             broadcast_scenario.write_text(
@@ -1255,7 +1289,7 @@ def main() -> int:
             # The same load with every recording also kept in SQLite (--store sqlite:PATH).
             workloads.append(Workload("sqlite", "throughput+sqlite store", 4, 100, workloads[0].requests,
                                       apns_mock_args=bench.default_apns_mock_args
-                                      + ["--store", f"sqlite:{bench.workdir / 'bench.sqlite'}"]))
+                                      + ["--store", f"sqlite:{bench.workdir / 'bench.sqlite'}"], paired_plain=True))
             # The same load with every recording also written to PostgreSQL (--store postgres://…), one database per row.
             if not args.workloads or "postgres" in args.workloads.split(","):
                 address = args.postgres
@@ -1264,10 +1298,11 @@ def main() -> int:
                     atexit.register(local.stop)
                     address = local.address
                 workloads.append(Workload("postgres", "throughput+postgres store", 4, 100, workloads[0].requests,
-                                          apns_mock_args=bench.default_apns_mock_args + ["--store", address]))
+                                          apns_mock_args=bench.default_apns_mock_args + ["--store", address],
+                                          paired_plain=True))
             # The same load with a live-feed reader that has stopped reading (a stalled inspector tab).
             workloads.append(Workload("livefeed", "throughput+stalled feed", 4, 100, workloads[0].requests,
-                                      stalled_reader=True))
+                                      stalled_reader=True, paired_plain=True))
             if token:
                 workloads.append(Workload("token", "throughput+token", 4, 100, workloads[0].requests,
                                           [f"authorization: bearer {token}"], ["--auth", "token"], stream_gated=True))
