@@ -228,6 +228,9 @@ final class PostgresCluster: Sendable {
                 case .scenario(let version, _):
                     try await adoptScenario(shared, newerThan: UInt64(max(0, version - 1)))
                 }
+            } catch where Task.isCancelled {
+                // The process is stopping (the query was cancelled with it): nothing to warn about.
+                return
             } catch {
                 logger.warning(
                     "could not read a change from PostgreSQL",
