@@ -366,6 +366,9 @@ public final class MockServer: Sendable {
         _ = await adminTask.result
         await provider.close()
         await channelManagement.close()
+        // The connections paused by a full sink are closed; the sinks release them only once they have finished,
+        // after the loops below have stopped.
+        recorder.backPressure.forgetWaiters()
         try? await group.shutdownGracefully()
         let statistics = store.statistics()
         var metadata: Logger.Metadata = ["memory": "\(statistics.received)"]

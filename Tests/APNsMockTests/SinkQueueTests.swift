@@ -155,6 +155,19 @@ struct SinkQueueTests {
         #expect(resumed.value == 2)
         #expect(!switchboard.isEngaged)
     }
+
+    /// At shutdown the paused connections are closed before their event loops stop: the sinks' last release must
+    /// not resume them.
+    @Test func forgottenWaitersAreNotResumedByTheLastRelease() {
+        let switchboard = RecordingBackPressure()
+        let resumed = Counter()
+        switchboard.engage()
+        switchboard.whenReleased { resumed.add() }
+        switchboard.forgetWaiters()
+        switchboard.release()
+        #expect(resumed.value == 0)
+        #expect(!switchboard.isEngaged)
+    }
 }
 
 private final class Counter: Sendable {

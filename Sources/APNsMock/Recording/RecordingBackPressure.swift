@@ -24,6 +24,12 @@ public final class RecordingBackPressure: Sendable {
         if now { resume() }
     }
 
+    /// Forgets the waiting connections without resuming them: they are closed, and their event loops are about to
+    /// stop (resuming them after that, when the sinks finish, asked stopped loops to run work).
+    package func forgetWaiters() {
+        waiters.withLock { $0.removeAll() }
+    }
+
     package func engage() {
         waiters.withLock { _ in _ = engagedBy.add(1, ordering: .releasing) }
     }
