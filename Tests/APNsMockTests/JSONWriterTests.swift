@@ -123,6 +123,26 @@ struct JSONWriterTests {
         }
     }
 
+    /// A recording's head and answer are written into fixed scratch space: the largest numbers and the extreme
+    /// times must fit it (a bound too small stops the process), through the record file's path and the admin API's.
+    @Test func aRecordingWithExtremeValuesFitsTheBoundsOfItsTokens() throws {
+        let token = String(repeating: "ab", count: 100)
+        let request = APNsRequest(method: "POST", path: "/3/device/" + token, authority: nil, headers: [], payload: Array("{}".utf8))
+        for receivedAt in [Int64.min, Int64.max] {
+            let recording = RecordedNotification(
+                sequence: .max, receivedAt: receivedAt, connectionID: .max, streamID: .min, request: request,
+                response: APNsResponse(status: Int(Int32.max), reason: .unregistered, apnsID: "A", timestamp: .min)
+            )
+            var shapes = RecordShapeJSONCache()
+            var cached = JSONWriter()
+            recording.writeJSON(into: &cached, shapes: &shapes)
+            #expect(cached.bytes == recording.jsonBytes())
+            let object = try #require(try parse(cached.bytes) as? [String: Any])
+            #expect(object["receivedAt"] as? String == ISO8601Time.format(milliseconds: receivedAt))
+            #expect(object["deviceToken"] as? String == token)
+        }
+    }
+
     /// Tokens appended at once (a recording's head, its answer) get their commas from the writer around them.
     @Test func tokensWrittenAtOnceJoinTheWriterAroundThem() {
         var together = JSONWriter()

@@ -16,9 +16,10 @@ extension RecordedNotification {
 
     private func writeJSON(into json: inout JSONWriter, shapes: inout RecordShapeJSONCache?) {
         let broadcast = self.broadcast
-        // The members up to the kind, appended at once (see `BoundedJSONWriter`): 12 + 14 + 20 + 16 + 12 + 8 for the
-        // names, 4 × 21 for the numbers, 35 for the time, 7 for "push", 2 for the brace.
-        json.bounded(atMost: 200) { head in
+        // The members up to the kind, appended at once (see `BoundedJSONWriter`). The bound is the sum of what each
+        // token reserves: 12 + 14 + 20 + 16 + 12 + 8 for the names, 4 × 21 for the numbers, 35 for the time, 7 for
+        // "push", 2 for the brace: 210.
+        json.bounded(atMost: 210) { head in
             head.beginObject()
             head.key("sequence")
             head.uint(sequence)
