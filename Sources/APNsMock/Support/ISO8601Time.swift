@@ -11,14 +11,6 @@ public enum ISO8601Time {
         String(unsafeUninitializedCapacity: maximumLength) { buffer in write(milliseconds: milliseconds, to: buffer.baseAddress!) }
     }
 
-    /// Appends the text's bytes (no quotes).
-    public static func append(milliseconds: Int64, to bytes: inout [UInt8]) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maximumLength) { buffer in
-            let count = write(milliseconds: milliseconds, to: buffer.baseAddress!)
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<count]))
-        }
-    }
-
     /// Writes the text's bytes (no quotes) at `out`, which has room for `maximumLength`; returns how many.
     package static func write(milliseconds: Int64, to out: UnsafeMutablePointer<UInt8>) -> Int {
         let (seconds, millis) = floorDivide(milliseconds, 1000)
