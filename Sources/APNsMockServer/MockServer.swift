@@ -366,9 +366,9 @@ public final class MockServer: Sendable {
         _ = await adminTask.result
         await provider.close()
         await channelManagement.close()
-        // The connections paused by a full sink are closed; the sinks release them only once they have finished,
-        // after the loops below have stopped.
-        recorder.backPressure.forgetWaiters()
+        // The connections paused by a full sink are closed with the loops below; the sinks release them only once
+        // they have finished, after the loops have stopped.
+        recorder.backPressure.stopResumingWaiters()
         try? await group.shutdownGracefully()
         let statistics = store.statistics()
         var metadata: Logger.Metadata = ["memory": "\(statistics.received)"]

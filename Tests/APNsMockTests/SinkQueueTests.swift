@@ -158,15 +158,20 @@ struct SinkQueueTests {
 
     /// At shutdown the paused connections are closed before their event loops stop: the sinks' last release must
     /// not resume them.
-    @Test func forgottenWaitersAreNotResumedByTheLastRelease() {
+    @Test func afterShutdownBeganWaitersAreNotResumedByTheLastRelease() {
         let switchboard = RecordingBackPressure()
         let resumed = Counter()
         switchboard.engage()
         switchboard.whenReleased { resumed.add() }
-        switchboard.forgetWaiters()
+        switchboard.stopResumingWaiters()
+        // A connection that begins waiting while the loops are stopping is not kept either.
+        switchboard.whenReleased { resumed.add() }
         switchboard.release()
         #expect(resumed.value == 0)
         #expect(!switchboard.isEngaged)
+        // Not engaged: the caller goes on at once, as always.
+        switchboard.whenReleased { resumed.add() }
+        #expect(resumed.value == 1)
     }
 }
 

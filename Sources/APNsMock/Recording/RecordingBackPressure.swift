@@ -6,7 +6,13 @@ import Synchronization
 /// Checking is one atomic load, so the hot path pays nothing while no sink is behind.
 public final class RecordingBackPressure: Sendable {
     private let engagedBy = Atomic<Int>(0)
-    private let waiters = Mutex<[@Sendable () -> Void]>([])
+    private let waiters = Mutex(Waiters())
+
+    private struct Waiters {
+        var resumes: [@Sendable () -> Void] = []
+        /// Cleared by `stopResumingWaiters` (at shutdown).
+        var keepsWaiters = true
+    }
 
     public init() {}
 
@@ -18,16 +24,20 @@ public final class RecordingBackPressure: Sendable {
     public func whenReleased(_ resume: @escaping @Sendable () -> Void) {
         let now = waiters.withLock { waiters -> Bool in
             guard isEngaged else { return true }
-            waiters.append(resume)
+            if waiters.keepsWaiters { waiters.resumes.append(resume) }
             return false
         }
         if now { resume() }
     }
 
-    /// Forgets the waiting connections without resuming them: they are closed, and their event loops are about to
-    /// stop (resuming them after that, when the sinks finish, asked stopped loops to run work).
-    package func forgetWaiters() {
-        waiters.withLock { $0.removeAll() }
+    /// From now on, connections waiting for a release are not resumed, and new ones are not kept: their event loops
+    /// are about to stop and close them (resuming them after that, when the sinks finish, asked stopped loops to
+    /// run work; a connection could still begin waiting while the loops were stopping).
+    package func stopResumingWaiters() {
+        waiters.withLock { waiters in
+            waiters.keepsWaiters = false
+            waiters.resumes.removeAll()
+        }
     }
 
     package func engage() {
@@ -38,8 +48,8 @@ public final class RecordingBackPressure: Sendable {
         let ready = waiters.withLock { waiters -> [@Sendable () -> Void] in
             let remaining = engagedBy.subtract(1, ordering: .releasing).newValue
             guard remaining <= 0 else { return [] }
-            defer { waiters.removeAll() }
-            return waiters
+            defer { waiters.resumes.removeAll() }
+            return waiters.resumes
         }
         for resume in ready { resume() }
     }
