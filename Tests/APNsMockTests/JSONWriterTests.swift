@@ -18,6 +18,16 @@ struct JSONWriterTests {
         #expect(!writer.bytes.contains(0x0A), "a record file line must not contain a raw newline")
     }
 
+    @Test func everyControlCharacterHasItsShortOrSixCharacterEscape() throws {
+        let short: [UInt8: String] = [0x09: #"\t"#, 0x0A: #"\n"#, 0x0D: #"\r"#]
+        for byte in UInt8(0)..<0x20 {
+            var writer = JSONWriter()
+            writer.string(String(UnicodeScalar(byte)))
+            let expected = short[byte] ?? "\\u00" + String(byte, radix: 16).leftPadding(to: 2)
+            #expect(String(decoding: writer.bytes, as: UTF8.self) == "\"\(expected)\"", "byte \(byte)")
+        }
+    }
+
     @Test func invalidUTF8BecomesTheReplacementCharacter() throws {
         let bytes: [UInt8] = [0x61, 0xFF, 0x62, 0xC3, 0x28, 0xED, 0xA0, 0x80, 0xF0, 0x9F, 0x9A]
         var writer = JSONWriter()
@@ -330,4 +340,8 @@ struct RecordingJSONTests {
             }
         }
     }
+}
+
+private extension String {
+    func leftPadding(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }

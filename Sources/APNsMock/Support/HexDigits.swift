@@ -37,8 +37,9 @@ package enum HexDigits {
         return UInt64(bigEndian: ascii)
     }
 
+    /// The digit of one nibble (0…15); `gap` from `letterGap(uppercase:)`.
     @inline(__always)
-    private static func digit(_ nibble: UInt64, gap: UInt64) -> UInt8 {
+    package static func digit(_ nibble: UInt64, gap: UInt64) -> UInt8 {
         UInt8(truncatingIfNeeded: 0x30 + nibble + (nibble >= 10 ? gap : 0))
     }
 }

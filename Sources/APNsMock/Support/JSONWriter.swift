@@ -339,12 +339,12 @@ public struct JSONWriter: Sendable {
         case 0x0D: bytes.append(UInt8(ascii: "r"))
         case 0x09: bytes.append(UInt8(ascii: "t"))
         default:
-            func digit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10 }
+            let gap = HexDigits.letterGap(uppercase: false)
             bytes.append(UInt8(ascii: "u"))
             bytes.append(UInt8(ascii: "0"))
             bytes.append(UInt8(ascii: "0"))
-            bytes.append(digit(byte >> 4))
-            bytes.append(digit(byte & 0x0F))
+            bytes.append(HexDigits.digit(UInt64(byte >> 4), gap: gap))
+            bytes.append(HexDigits.digit(UInt64(byte & 0x0F), gap: gap))
         }
     }
 }
