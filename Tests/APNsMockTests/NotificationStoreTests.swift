@@ -140,6 +140,24 @@ struct NotificationStoreRecordingTests {
         #expect(store.statistics() == RecorderStatistics(capacity: 2))
     }
 
+    /// A sink may move a batch's recordings out of the array it is handed; the store keeps its own, and hands the
+    /// next batch in the same array, emptied.
+    @Test func onAppendMayTakeTheRecordingsAndTheStoreKeepsItsOwn() {
+        let taken = Mutex<[UInt64]>([])
+        let store = NotificationStore(onAppend: { batch in
+            taken.withLock { $0 += batch.map(\.sequence) }
+            batch.removeAll()
+        })
+        for size in [3, 1, 5] {
+            var batch = (0..<size).map { _ in recording() }
+            store.append(contentsOf: &batch)
+            #expect(batch.isEmpty)
+        }
+        store.append(recording())
+        #expect(taken.withLock { $0 } == Array(1...10))
+        #expect(store.list().notifications.map(\.sequence) == Array(1...10))
+    }
+
     @Test func callsOnAppendWithTheAssignedSequence() {
         let seen = Mutex<[UInt64]>([])
         let store = NotificationStore(onAppend: { notifications in seen.withLock { $0 += notifications.map(\.sequence) } })

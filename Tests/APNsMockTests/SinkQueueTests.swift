@@ -83,6 +83,28 @@ struct SinkQueueTests {
         }
     }
 
+    /// The last sink takes a batch by moving it: the same actions, counts and order as a copy, and the batch left
+    /// empty with its capacity (the store reuses it), under both policies.
+    @Test func aMovedBatchActsAsACopiedOneAndIsLeftEmpty() {
+        let batches = [[1, 2], [3], [4, 5, 6], [], [7, 8, 9, 10, 11, 12]]
+        for policy in [SinkQueuePolicy.backPressure, .skipAhead] {
+            var moved = SinkQueue<Int>(name: "file", capacity: 4, policy: policy)
+            var copied = SinkQueue<Int>(name: "file", capacity: 4, policy: policy)
+            for (index, batch) in batches.enumerated() {
+                var handed = batch
+                handed.reserveCapacity(16)
+                let capacity = handed.capacity
+                #expect(moved.push(moving: &handed) == copied.push(contentsOf: batch), "\(policy) batch \(index)")
+                #expect(handed.isEmpty && handed.capacity == capacity)
+                #expect(moved.statistics == copied.statistics)
+                if index == 2 { #expect(moved.takeAll().elements == copied.takeAll().elements) }
+            }
+            let rest = moved.takeAll().elements
+            #expect(rest == copied.takeAll().elements)
+            #expect(Array(rest) == (policy == .backPressure ? [7, 8, 9, 10, 11, 12] : [9, 10, 11, 12]))
+        }
+    }
+
     @Test func backPressureEngagesOnceAtCapacityAndKeepsEverything() {
         var queue = SinkQueue<Int>(name: "file", capacity: 4, policy: .backPressure)
         for value in 1...3 { _ = queue.push(value) }

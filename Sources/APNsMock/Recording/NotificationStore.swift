@@ -61,11 +61,14 @@ public final class NotificationStore: Sendable {
         var nextWaiterID: UInt64 = 1
         /// Waiters whose deadline passed before they were registered.
         var expiredWaiters: Set<UInt64> = []
+        /// The array `onAppend` is handed, kept empty with its capacity between appends (an allocation per read
+        /// otherwise).
+        var handOver: [RecordedNotification] = []
     }
 
     public let capacity: Int
     private let state: Mutex<State>
-    private let onAppend: (@Sendable ([RecordedNotification]) -> Void)?
+    private let onAppend: (@Sendable (inout [RecordedNotification]) -> Void)?
     private let onIngest: (@Sendable ([RecordedNotification]) -> Void)?
     private let isListening: @Sendable () -> Bool
 
@@ -73,13 +76,13 @@ public final class NotificationStore: Sendable {
     ///   - capacity: how many recordings to keep before evicting the oldest.
     ///   - onAppend: called with the new recordings of each append (one, or a batch), in sequence order, while the
     ///     store's lock is held: it must be quick and must not call back into the store (e.g. hand the recordings
-    ///     to an NDJSON writer's buffer).
+    ///     to an NDJSON writer's buffer). It may move them out of the array: the store keeps its own copies.
     ///   - isListening: whether `onAppend` wants recordings now; when it does not, the store makes no copies for it.
     ///   - onIngest: as `onAppend`, for the recordings other replicas answered (`ingest`), numbered.
     public init(
         capacity: Int = 100_000,
         isListening: @escaping @Sendable () -> Bool = { true },
-        onAppend: (@Sendable ([RecordedNotification]) -> Void)? = nil,
+        onAppend: (@Sendable (inout [RecordedNotification]) -> Void)? = nil,
         onIngest: (@Sendable ([RecordedNotification]) -> Void)? = nil
     ) {
         self.isListening = isListening
@@ -113,7 +116,8 @@ public final class NotificationStore: Sendable {
             // Inside the lock, so a record file sees recordings in sequence order.
             if let onAppend, isListening() {
                 pending!.sequence = state.nextSequence
-                onAppend([pending!])
+                var one = [pending!]
+                onAppend(&one)
             }
             return insert(&pending, into: &state, ready: &ready)
         }
@@ -133,15 +137,19 @@ public final class NotificationStore: Sendable {
         batch.reverse()
         state.withLock { state in
             if let onAppend, isListening() {
-                // Numbered as `insert` will number them, and handed over in order, inside the lock.
+                // Numbered as `insert` will number them, and handed over in order, inside the lock. One copy each
+                // (the sinks take these, the last of them by moving), in an array kept from the previous append.
                 var numbered: [RecordedNotification] = []
+                swap(&numbered, &state.handOver)
                 numbered.reserveCapacity(batch.count)
                 for (offset, recording) in batch.reversed().enumerated() {
                     var copy = recording
                     copy.sequence = state.nextSequence + UInt64(offset)
                     numbered.append(copy)
                 }
-                onAppend(numbered)
+                onAppend(&numbered)
+                numbered.removeAll(keepingCapacity: true)
+                swap(&numbered, &state.handOver)
             }
             while let next = batch.popLast() {
                 var pending: RecordedNotification? = consume next

@@ -23,14 +23,23 @@ public final class Recorder: Sendable {
             store = NotificationStore(
                 capacity: capacity,
                 isListening: { sinks.contains { $0.isListening } },
-                onAppend: { recordings in
-                    for sink in sinks where sink.isListening { sink.enqueue(contentsOf: recordings) }
-                },
+                onAppend: { recordings in Self.hand(&recordings, to: sinks) },
                 onIngest: { recordings in
                     for sink in sinks where sink.receivesOtherReplicas && sink.isListening { sink.enqueue(contentsOf: recordings) }
                 }
             )
         }
+    }
+
+    /// Gives a batch to every listening sink: copies to all but the last, which takes the recordings themselves
+    /// (usually the only one: a file, or a store).
+    private static func hand(_ recordings: inout [RecordedNotification], to sinks: [any RecordingSink]) {
+        var previous: (any RecordingSink)?
+        for sink in sinks where sink.isListening {
+            previous?.enqueue(contentsOf: recordings)
+            previous = sink
+        }
+        previous?.enqueue(moving: &recordings)
     }
 
     /// Records a request with the outcome its decision gave and what became of the answer on the wire.

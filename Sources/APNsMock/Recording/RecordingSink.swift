@@ -8,6 +8,9 @@ public protocol RecordingSink: AnyObject, Sendable {
     func enqueue(_ recording: RecordedNotification)
     /// Several recordings, in sequence order (a read batch's): one acquisition of the sink's own lock, not one each.
     func enqueue(contentsOf recordings: [RecordedNotification])
+    /// As `enqueue(contentsOf:)`, for the last sink given a batch: it may move the recordings out of the array
+    /// (leaving it empty) instead of copying them, a retain and a release fewer of every object each one holds.
+    func enqueue(moving recordings: inout [RecordedNotification])
     /// False while the sink would drop whatever it is given (a live feed with no reader): the recorder then skips
     /// making its copies.
     var isListening: Bool { get }
@@ -32,6 +35,10 @@ extension RecordingSink {
 
     public func enqueue(contentsOf recordings: [RecordedNotification]) {
         for recording in recordings { enqueue(recording) }
+    }
+
+    public func enqueue(moving recordings: inout [RecordedNotification]) {
+        enqueue(contentsOf: recordings)
     }
 }
 

@@ -83,6 +83,21 @@ public struct SinkQueue<Element> {
         return strongest
     }
 
+    /// As `push(contentsOf:)`, moving the elements out of `batch` (left empty, with its capacity) instead of
+    /// copying them: for elements holding references, a retain and a release fewer of each, on an event loop.
+    public mutating func push(moving batch: inout [Element]) -> PushAction {
+        guard policy == .backPressure, !batch.isEmpty else {
+            defer { batch.removeAll(keepingCapacity: true) }
+            return push(contentsOf: batch)
+        }
+        let wasEmpty = elements.isEmpty
+        // Taken from the back after one reversal (a swap moves): `popLast` and `append` move, where appending the
+        // array copied each element and dropping the array released it again.
+        batch.reverse()
+        while let element = batch.popLast() { elements.append(element) }
+        return settle(wasEmpty: wasEmpty)
+    }
+
     /// Takes everything queued (the consumer writes it as one batch), leaving the deque `recycle` kept in its
     /// place.
     public mutating func takeAll() -> (elements: Deque<Element>, action: TakeAction) {

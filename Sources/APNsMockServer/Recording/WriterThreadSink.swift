@@ -89,7 +89,14 @@ final class WriterThreadSink: RecordingSink {
     }
 
     func enqueue(contentsOf recordings: [RecordedNotification]) {
-        let action = queue.withLock { $0.push(contentsOf: recordings) }
+        carryOut(queue.withLock { $0.push(contentsOf: recordings) })
+    }
+
+    func enqueue(moving recordings: inout [RecordedNotification]) {
+        carryOut(queue.withLock { $0.push(moving: &recordings) })
+    }
+
+    private func carryOut(_ action: SinkQueue<RecordedNotification>.PushAction) {
         switch action {
         case .none:
             break
