@@ -302,6 +302,24 @@ struct ConnectionAuthStateTests {
         #expect(connection.send(second, at: start + 22 * minute).rejection == nil)
     }
 
+    /// `currentAuthorization` (what the next request's header is matched against before any parsing) is the value
+    /// last accepted: a refused switch leaves it, an accepted spelling of the same token takes its place.
+    @Test func theCurrentAuthorizationIsTheValueLastAccepted() {
+        var connection = Connection(keys.policy())
+        let jwt = try! keys.legacyA.signer.token(issuedAt: start)
+        let first = "bearer " + jwt
+        #expect(connection.state.currentAuthorization == nil)
+        #expect(connection.send(first, at: start).rejection == nil)
+        #expect(connection.state.currentAuthorization == first)
+        #expect(connection.send(keys.legacyA.bearer(start + 5 * minute), at: start + 5 * minute).rejection == .tooManyProviderTokenUpdates)
+        #expect(connection.state.currentAuthorization == first)
+        #expect(connection.send("Bearer  " + jwt, at: start + 6 * minute).rejection == nil)
+        #expect(connection.state.currentAuthorization == "Bearer  " + jwt)
+        // The same value still goes through the token's rules: an hour on, it has expired.
+        #expect(connection.send("Bearer  " + jwt, at: start + 61 * minute).rejection == .expiredProviderToken)
+        #expect(connection.send(first, at: start + 62 * minute).rejection == .expiredProviderToken)
+    }
+
     @Test func switchingTokensAfter21MinutesIsAccepted() {
         var connection = Connection(keys.policy())
         #expect(connection.send(keys.legacyA.bearer(start), at: start).rejection == nil)

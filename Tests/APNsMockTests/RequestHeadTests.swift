@@ -116,4 +116,24 @@ struct RequestHeadTests {
         #expect(!upper.hasDuplicates)
         #expect(headers([]).topic == nil)
     }
+
+    /// The connection's current `authorization` value is taken (the same string, not a new one) when the request
+    /// sends the same bytes, and only then.
+    @Test func aKnownAuthorizationValueIsReusedOnlyWhenTheBytesAreTheSame() {
+        let known = "bearer " + String(repeating: "k", count: 180)
+        func authorization(_ value: String) -> String? {
+            APNsHeaders(Self.request([(":method", "POST"), (":path", "/"), ("authorization", value)]), knownAuthorization: known).authorization
+        }
+        func storage(_ text: String) -> UInt {
+            var text = text
+            return text.withUTF8 { UInt(bitPattern: $0.baseAddress) }
+        }
+        let same = authorization(known)
+        #expect(same == known)
+        #expect(same.map(storage) == storage(known))
+        let other = "bearer " + String(repeating: "k", count: 179) + "K"
+        #expect(authorization(other) == other)
+        #expect(authorization(String(known.dropLast())) == String(known.dropLast()))
+        #expect(authorization("") == "")
+    }
 }

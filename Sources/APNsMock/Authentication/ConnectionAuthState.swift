@@ -37,6 +37,9 @@ public struct ConnectionAuthState: Sendable {
     public let certificate: CertificateIdentity?
     private var currentToken: String?
     private var currentVerified: VerifiedProviderToken?
+    /// The whole `authorization` value that carried `currentToken`: a request with the same value (usually the
+    /// same string, see `APNsHeaders(_:knownAuthorization:)`) carries the same token, without parsing it again.
+    public private(set) var currentAuthorization: String?
     /// When the current token was first used, in milliseconds since the epoch.
     private var currentSince: Int64 = 0
     private var firstKey: VerifiedProviderToken?
@@ -97,7 +100,13 @@ public struct ConnectionAuthState: Sendable {
             AuthenticationOutcome(record: record, rejection: reason)
         }
         guard let authorization, !authorization.isEmpty else { return reject(.missingProviderToken, .missing) }
-        guard let jwt = Self.bearerToken(authorization, known: currentToken) else {
+        // The same value as the last accepted one (equal strings of the same storage compare in constant time).
+        let jwt: String
+        if let currentToken, authorization == currentAuthorization {
+            jwt = currentToken
+        } else if let parsed = Self.bearerToken(authorization, known: currentToken) {
+            jwt = parsed
+        } else {
             // `bearer` with nothing after it: no token is specified, in APNs' words (and both peer mocks' answer).
             if Self.isSchemeWithoutToken(authorization) { return reject(.missingProviderToken, .missing) }
             return reject(
@@ -166,6 +175,7 @@ public struct ConnectionAuthState: Sendable {
             currentVerified = verified
             currentSince = now
         }
+        currentAuthorization = authorization
 
         var outcome = AuthenticationOutcome(record: record())
         if let topics = verified.key?.topics { outcome.allowedTopics = .bundles(topics) }

@@ -114,7 +114,7 @@ public final class NotificationProcessor: Sendable {
         ids: inout APNsIDGenerator,
         receivedAt: Int64? = nil
     ) -> ProviderDecision {
-        let headers = APNsHeaders(request)
+        let headers = APNsHeaders(request, knownAuthorization: state.auth.currentAuthorization)
         let receivedAt = receivedAt ?? now()
         var pendingActions: [ConnectionAction] = []
         let engine = scenario.current

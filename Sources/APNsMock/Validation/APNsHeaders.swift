@@ -17,7 +17,10 @@ public struct APNsHeaders: Sendable, Equatable {
 
     /// Read from the request's header block, where names are one-byte codes (`HeaderBlock`). Borrowed: an
     /// initializer otherwise takes its argument owned, a copy of the request per call.
-    public init(_ request: borrowing APNsRequest) {
+    /// - Parameter knownAuthorization: the connection's current `authorization` value (see
+    ///   `ConnectionAuthState.currentAuthorization`), taken instead of a new string when the request's is the same:
+    ///   a token-authenticated provider sends the same 200 bytes with every request.
+    public init(_ request: borrowing APNsRequest, knownAuthorization: String? = nil) {
         authorization = nil
         apnsID = nil
         pushType = nil
@@ -44,7 +47,12 @@ public struct APNsHeaders: Sendable, Equatable {
             seenCodes |= bit
             func text() -> String { String(decoding: value, as: UTF8.self) }
             switch code {
-            case HeaderBlock.Code.authorization: authorization = text()
+            case HeaderBlock.Code.authorization:
+                if var known = knownAuthorization, known.withUTF8({ ASCII.equal($0, value) }) {
+                    authorization = known
+                } else {
+                    authorization = text()
+                }
             case HeaderBlock.Code.apnsID: apnsID = text()
             case HeaderBlock.Code.pushType: pushType = text()
             case HeaderBlock.Code.priority: priority = text()
