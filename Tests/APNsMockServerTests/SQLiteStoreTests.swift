@@ -27,13 +27,19 @@ struct SQLiteStoreTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = folder.appendingPathComponent("recordings.sqlite").path
-        let (first, ports) = try await RecordingPipelineTests.serve(["--store", "sqlite:" + database, "--shutdown-grace-period", "5"], in: folder)
+        // With a record file too: two sinks, one given copies and the last the recordings themselves.
+        let recordFile = folder.appendingPathComponent("recordings.ndjson").path
+        let (first, ports) = try await RecordingPipelineTests.serve(
+            ["--store", "sqlite:" + database, "--record-file", recordFile, "--shutdown-grace-period", "5"], in: folder
+        )
         defer { first.cleanUp() }
         let token = TestData.deviceToken()
         let (status, answered200) = try await RecordingPipelineTests.signalUnderLoad(first, ports: ports, token: token, connections: 8)
         #expect(status == 0, "\(first.output)")
         #expect(answered200 >= 5_000)
         #expect(try await Self.rows(in: database, status: 200) == answered200, "h2load counted \(answered200) 200s\n\(first.output)")
+        let lines = try String(contentsOfFile: recordFile, encoding: .utf8).split(separator: "\n")
+        #expect(lines.filter { $0.contains(#""response":{"status":200,"#) }.count == answered200, "h2load counted \(answered200) 200s")
         #expect(first.output.contains("sqlite="), "the last log line names what the store wrote\n\(first.output)")
 
         // A second run on the same file: the recordings are back, in order, and new ones follow them.
