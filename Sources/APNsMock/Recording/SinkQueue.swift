@@ -170,3 +170,22 @@ public struct SinkQueue<Element> {
         return .releaseBackPressure
     }
 }
+
+/// A recording sink's queue, its per-recording operations compiled for recordings here, in the queue's module.
+///
+/// Called from another module (the server's sinks), a generic method runs unspecialized: `Deque`'s append then
+/// looked up its element type's metadata for every recording, under the store's lock on an event loop
+/// (`swift_getGenericMetadata` in the loops' profile). These are specialized where they are compiled.
+extension SinkQueue where Element == RecordedNotification {
+    public mutating func pushRecording(_ recording: RecordedNotification) -> PushAction {
+        push(recording)
+    }
+
+    public mutating func pushRecordings(contentsOf batch: [RecordedNotification]) -> PushAction {
+        push(contentsOf: batch)
+    }
+
+    public mutating func pushRecordings(moving batch: inout [RecordedNotification]) -> PushAction {
+        push(moving: &batch)
+    }
+}

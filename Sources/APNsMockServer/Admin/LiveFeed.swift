@@ -37,7 +37,7 @@ final class LiveFeed: RecordingSink {
             let (waiter, skipped) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Bool) in
                 guard !state.closed else { return (nil, false) }
                 let before = state.queue.statistics.skipped
-                _ = state.queue.push(recording)
+                _ = state.queue.pushRecording(recording)
                 defer { state.waiter = nil }
                 return (state.waiter, state.queue.statistics.skipped != before)
             }
@@ -52,7 +52,7 @@ final class LiveFeed: RecordingSink {
                 let before = state.queue.statistics.skipped
                 var pushed = false
                 for recording in recordings where query.matches(recording) {
-                    _ = state.queue.push(recording)
+                    _ = state.queue.pushRecording(recording)
                     pushed = true
                 }
                 guard pushed else { return (nil, 0) }

@@ -89,11 +89,11 @@ final class WriterThreadSink: RecordingSink {
     }
 
     func enqueue(contentsOf recordings: [RecordedNotification]) {
-        carryOut(queue.withLock { $0.push(contentsOf: recordings) })
+        carryOut(queue.withLock { $0.pushRecordings(contentsOf: recordings) })
     }
 
     func enqueue(moving recordings: inout [RecordedNotification]) {
-        carryOut(queue.withLock { $0.push(moving: &recordings) })
+        carryOut(queue.withLock { $0.pushRecordings(moving: &recordings) })
     }
 
     private func carryOut(_ action: SinkQueue<RecordedNotification>.PushAction) {
