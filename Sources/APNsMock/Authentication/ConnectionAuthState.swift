@@ -175,7 +175,8 @@ public struct ConnectionAuthState: Sendable {
             currentVerified = verified
             currentSince = now
         }
-        currentAuthorization = authorization
+        // Compared first: storing the same string again would change its reference count twice per request.
+        if authorization != currentAuthorization { currentAuthorization = authorization }
 
         var outcome = AuthenticationOutcome(record: record())
         if let topics = verified.key?.topics { outcome.allowedTopics = .bundles(topics) }
