@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import Testing
 
@@ -194,6 +195,26 @@ struct SinkQueueTests {
         // Not engaged: the caller goes on at once, as always.
         switchboard.whenReleased { resumed.add() }
         #expect(resumed.value == 1)
+    }
+
+    /// A release already resuming a connection on the writer's thread when shutdown begins: once
+    /// `stopResumingWaiters` has returned (and the loops may stop), that resume has finished, not still on its way
+    /// to a loop. The resume takes 100 ms here, the window an unlucky thread switch opens.
+    @Test func stopResumingWaitersReturnsOnlyAfterAResumeUnderWayHasFinished() {
+        let switchboard = RecordingBackPressure()
+        let started = DispatchSemaphore(value: 0)
+        let finished = Counter()
+        switchboard.engage()
+        switchboard.whenReleased {
+            started.signal()
+            Thread.sleep(forTimeInterval: 0.1)
+            finished.add()
+        }
+        let writer = Thread { switchboard.release() }
+        writer.start()
+        #expect(started.wait(timeout: .now() + 10) == .success)
+        switchboard.stopResumingWaiters()
+        #expect(finished.value == 1)
     }
 }
 

@@ -32,7 +32,8 @@ public final class RecordingBackPressure: Sendable {
 
     /// From now on, connections waiting for a release are not resumed, and new ones are not kept: their event loops
     /// are about to stop and close them (resuming them after that, when the sinks finish, asked stopped loops to
-    /// run work; a connection could still begin waiting while the loops were stopping).
+    /// run work; a connection could still begin waiting while the loops were stopping). When it returns, no resume
+    /// is running either (`release` resumes inside the same lock).
     package func stopResumingWaiters() {
         waiters.withLock { waiters in
             waiters.keepsWaiters = false
@@ -44,13 +45,15 @@ public final class RecordingBackPressure: Sendable {
         waiters.withLock { _ in _ = engagedBy.add(1, ordering: .releasing) }
     }
 
+    /// Resumes the waiters once no sink is full, inside the lock: a resume run after it was let go could reach a
+    /// connection's event loop after `stopResumingWaiters` had returned and the loops had stopped (seen once in
+    /// an AddressSanitizer run of the signal tests). A resume only hops to a loop, and never calls back here.
     package func release() {
-        let ready = waiters.withLock { waiters -> [@Sendable () -> Void] in
+        waiters.withLock { waiters in
             let remaining = engagedBy.subtract(1, ordering: .releasing).newValue
-            guard remaining <= 0 else { return [] }
-            defer { waiters.resumes.removeAll() }
-            return waiters.resumes
+            guard remaining <= 0 else { return }
+            for resume in waiters.resumes { resume() }
+            waiters.resumes.removeAll()
         }
-        for resume in ready { resume() }
     }
 }
