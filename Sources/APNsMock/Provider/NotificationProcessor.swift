@@ -302,7 +302,6 @@ public final class NotificationProcessor: Sendable {
         )
         if let extras, extras.isShareable { state.recordExtras = extras }
         var decision = ProviderDecision(
-            response: response,
             streamFault: streamFault,
             actions: actions,
             delay: scripted?.delay,
@@ -352,7 +351,6 @@ public final class NotificationProcessor: Sendable {
         let debugData = Reason.badCertificateEnvironment.body()
         let because = "connection refused with GOAWAY \(debugData): the client certificate is not for \(environment.rawValue)"
         return ProviderDecision(
-            response: nil,
             actions: [
                 .goAway(errorCode: 0, lastStreamID: 0, debugData: debugData),
                 .goAway(errorCode: 0, lastStreamID: 0, debugData: ""),

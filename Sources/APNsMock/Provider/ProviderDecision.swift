@@ -36,8 +36,9 @@ public struct ProviderConnectionState: Sendable {
 
 /// What the provider endpoint decided for one request.
 public struct ProviderDecision: Sendable, Equatable {
-    /// The answer for the request's stream, or `nil` when the stream gets none (a connection-level refusal).
-    public var response: APNsResponse?
+    /// The answer for the request's stream, or `nil` when the stream gets none (a connection-level refusal): the
+    /// outcome's, which the recording keeps (one copy of the answer in a decision, not two).
+    public var response: APNsResponse? { outcome.response }
     /// What the stream gets instead of an answer, when `response` is `nil` by a scenario's choice.
     public var streamFault: StreamFault?
     /// Connection actions, carried out after the answer (or the stream fault).
@@ -53,14 +54,13 @@ public struct ProviderDecision: Sendable, Equatable {
     /// The broadcast-API operation (`nil` for a device push): metrics count these by kind, not by push type.
     public var broadcastKind: BroadcastRecord.Kind?
 
+    /// - Parameter outcome: what the recording needs, the answer (`response`) included.
     public init(
-        response: APNsResponse?,
         streamFault: StreamFault? = nil,
         actions: [ConnectionAction] = [],
         delay: Duration? = nil,
         outcome: RecordingOutcome
     ) {
-        self.response = response
         self.streamFault = streamFault
         self.actions = actions
         self.delay = delay
