@@ -134,7 +134,7 @@ public final class NotificationStore: Sendable {
         guard !batch.isEmpty else { return }
         var ready: [CheckedContinuation<Bool, Never>] = []
         // Taken out from the back after one reversal: moved, not copied, into the index.
-        batch.reverse()
+        batch.reverseByMoving()
         state.withLock { state in
             if let onAppend, isListening() {
                 // Numbered as `insert` will number them, and handed over in order, inside the lock. One copy each

@@ -93,7 +93,7 @@ public struct SinkQueue<Element> {
         let wasEmpty = elements.isEmpty
         // Taken from the back after one reversal (a swap moves): `popLast` and `append` move, where appending the
         // array copied each element and dropping the array released it again.
-        batch.reverse()
+        batch.reverseByMoving()
         while let element = batch.popLast() { elements.append(element) }
         return settle(wasEmpty: wasEmpty)
     }

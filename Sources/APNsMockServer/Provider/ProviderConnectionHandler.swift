@@ -274,7 +274,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
         guard !events.isEmpty else { return }
         // Taken out one by one, not iterated: iterating copies each request out of the array (a retain of each
         // of its buffers) and destroying the array releases them again.
-        events.reverse()
+        events.reverseByMoving()
         // One reading of each clock for the batch: its requests' last frames all arrived in the read that produced
         // it, which is their `receivedAt`; a request's latency counts the requests answered before it too.
         let started = ContinuousClock.now
