@@ -37,6 +37,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // Tests only: starting curl, h2load, openssl and apns-mock itself (see Tests/ChildProcesses).
+        .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
     ],
     targets: [
         .systemLibrary(
@@ -142,6 +145,17 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The tests' way to start other programs: swift-subprocess, not Foundation's `Process` (whose `run()` crashed
+        // the test process; see the type's comment).
+        .target(
+            name: "ChildProcesses",
+            dependencies: [
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            path: "Tests/ChildProcesses",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "APNsMockTests",
             dependencies: ["APNsMock"],
@@ -151,6 +165,7 @@ let package = Package(
             name: "APNsMockCertificatesTests",
             dependencies: [
                 "APNsMockCertificates",
+                "ChildProcesses",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -162,6 +177,7 @@ let package = Package(
             name: "APNsMockTestingTests",
             dependencies: [
                 "APNsMockTesting",
+                "ChildProcesses",
                 "APNsMockAdminClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -185,6 +201,7 @@ let package = Package(
             name: "APNsMockServerTests",
             dependencies: [
                 "APNsMock",
+                "ChildProcesses",
                 "APNsMockServer",
                 "APNsMockCertificates",
                 "APNsMockAdminClient",

@@ -44,7 +44,7 @@ struct ClientCertificateOpenSSLTests {
         subject: String? = nil,
         stringMask: String = "utf8only",
         extensions: [String]
-    ) throws -> (pem: String, der: [UInt8]) {
+    ) async throws -> (pem: String, der: [UInt8]) {
         let configPath = directory.appendingPathComponent("\(name).cnf").path
         try Self.config.replacingOccurrences(of: "string_mask = utf8only", with: "string_mask = \(stringMask)")
             .write(toFile: configPath, atomically: true, encoding: .utf8)
@@ -54,10 +54,10 @@ struct ClientCertificateOpenSSLTests {
                          "-out", certificatePath] + keyAlgorithm
         if let subject { arguments += ["-subj", subject] }
         for addext in extensions { arguments += ["-addext", addext] }
-        let result = try Tools.run(Tools.openssl, arguments)
+        let result = try await Tools.run(Tools.openssl, arguments)
         try #require(result.status == 0, "openssl req failed: \(result.output)")
         let derPath = directory.appendingPathComponent("\(name).der").path
-        let convert = try Tools.runOpenSSL("x509", "-in", certificatePath, "-outform", "DER", "-out", derPath)
+        let convert = try await Tools.runOpenSSL("x509", "-in", certificatePath, "-outform", "DER", "-out", derPath)
         try #require(convert.status == 0, "\(convert.output)")
         return (
             try String(contentsOfFile: certificatePath, encoding: .utf8),
@@ -65,10 +65,10 @@ struct ClientCertificateOpenSSLTests {
         )
     }
 
-    @Test func readsAnAppleStyleCertificateMadeByOpenSSL() throws {
+    @Test func readsAnAppleStyleCertificateMadeByOpenSSL() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let made = try makeCertificate(in: directory, name: "apple-style", extensions: [
+        let made = try await makeCertificate(in: directory, name: "apple-style", extensions: [
             "basicConstraints=critical,CA:FALSE",
             "keyUsage=critical,digitalSignature",
             "extendedKeyUsage=clientAuth,1.2.840.113635.100.4.14",
@@ -92,15 +92,15 @@ struct ClientCertificateOpenSSLTests {
         #expect(try ClientCertificateIdentity(pem: made.pem) == expected)
 
         // OpenSSL's own RFC 2253 view of the subject agrees with ours.
-        let rfc2253 = try Tools.run(Tools.openssl, ["x509", "-noout", "-subject", "-nameopt", "RFC2253",
+        let rfc2253 = try await Tools.run(Tools.openssl, ["x509", "-noout", "-subject", "-nameopt", "RFC2253",
                                                     "-in", directory.appendingPathComponent("apple-style.pem").path])
         #expect(rfc2253.output.trimmingCharacters(in: .whitespacesAndNewlines) == "subject=" + expected.subject)
     }
 
-    @Test func readsPrintableStringsAndSingleEnvironment() throws {
+    @Test func readsPrintableStringsAndSingleEnvironment() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let made = try makeCertificate(
+        let made = try await makeCertificate(
             in: directory,
             name: "printable",
             subject: "/CN=Apple Push Services: com.example.printable/O=Printable/C=US",
@@ -121,11 +121,11 @@ struct ClientCertificateOpenSSLTests {
         #expect(identity.subject == "C=US,O=Printable,CN=Apple Push Services: com.example.printable")
     }
 
-    @Test func readsPushyStyleSingleTopicCertificateWithoutAppleExtensions() throws {
+    @Test func readsPushyStyleSingleTopicCertificateWithoutAppleExtensions() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         // As Pushy's generate-certs.sh makes its single-topic client certificate.
-        let made = try makeCertificate(
+        let made = try await makeCertificate(
             in: directory,
             name: "pushy",
             keyAlgorithm: ["-newkey", "rsa:2048"],
@@ -141,10 +141,10 @@ struct ClientCertificateOpenSSLTests {
     }
 
     /// A key type swift-certificates does not parse still gives an identity (fallback reader).
-    @Test func fallsBackForCertificatesSwiftCertificatesRejects() throws {
+    @Test func fallsBackForCertificatesSwiftCertificatesRejects() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let made = try makeCertificate(
+        let made = try await makeCertificate(
             in: directory,
             name: "ed448",
             keyAlgorithm: ["-newkey", "ed448"],
@@ -163,7 +163,7 @@ struct ClientCertificateOpenSSLTests {
         #expect(identity.teamID == "ABCDE12345")
     }
 
-    @Test func issuedClientCertificateVerifiesAndLooksRightToOpenSSL() throws {
+    @Test func issuedClientCertificateVerifiesAndLooksRightToOpenSSL() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         // openssl verifies against the real clock, so issue "now".
@@ -175,10 +175,10 @@ struct ClientCertificateOpenSSLTests {
         let caPath = directory.appendingPathComponent("ca.pem").path
         try sharedSet.caCertificatePEM.write(toFile: caPath, atomically: true, encoding: .utf8)
 
-        let verify = try Tools.runOpenSSL("verify", "-CAfile", caPath, "-purpose", "sslclient", "-x509_strict", paths[0])
+        let verify = try await Tools.runOpenSSL("verify", "-CAfile", caPath, "-purpose", "sslclient", "-x509_strict", paths[0])
         #expect(verify.status == 0, "\(verify.output)")
 
-        let text = try Tools.runOpenSSL("x509", "-noout", "-text", "-in", paths[0])
+        let text = try await Tools.runOpenSSL("x509", "-noout", "-text", "-in", paths[0])
         #expect(text.status == 0)
         for fragment in [
             "Subject: UID = com.example.app, CN = Apple Push Services: com.example.app, OU = TEAM000001, O = apns-mock, C = US",
@@ -193,7 +193,7 @@ struct ClientCertificateOpenSSLTests {
         #expect(!text.output.contains("1.2.840.113635.100.6.3.1: critical"))
 
         // The topics extension, as openssl's ASN.1 parser sees it.
-        let parse = try Tools.runOpenSSL("asn1parse", "-in", paths[0], "-strparse", try topicsOffset(paths[0]))
+        let parse = try await Tools.runOpenSSL("asn1parse", "-in", paths[0], "-strparse", try topicsOffset(paths[0]))
         #expect(parse.status == 0, "\(parse.output)")
         let strings = parse.output.split(separator: "\n").compactMap { line -> String? in
             guard let range = line.range(of: "UTF8STRING        :") else { return nil }
@@ -201,13 +201,13 @@ struct ClientCertificateOpenSSLTests {
         }
         #expect(strings == ["com.example.app", "app", "com.example.app.voip", "voip", "com.example.app.complication", "complication"])
 
-        let keyCheck = try Tools.runOpenSSL("pkey", "-in", paths[1], "-noout", "-check")
+        let keyCheck = try await Tools.runOpenSSL("pkey", "-in", paths[1], "-noout", "-check")
         #expect(keyCheck.status == 0, "\(keyCheck.output)")
     }
 
     /// The offset of the `.3.6` extension's OCTET STRING in `openssl asn1parse` output.
-    private func topicsOffset(_ path: String) throws -> String {
-        let parse = try Tools.runOpenSSL("asn1parse", "-in", path)
+    private func topicsOffset(_ path: String) async throws -> String {
+        let parse = try await Tools.runOpenSSL("asn1parse", "-in", path)
         let lines = parse.output.split(separator: "\n")
         let index = try #require(lines.firstIndex { $0.contains(":1.2.840.113635.100.6.3.6") })
         // With no critical flag the next line is the OCTET STRING: "  off:d=..  hl=.. l=..  prim: OCTET STRING".

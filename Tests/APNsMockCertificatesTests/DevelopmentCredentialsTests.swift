@@ -26,7 +26,7 @@ struct DevelopmentCredentialsTests {
         #expect(DevelopmentCredentials.pkcs12Password == "apns-mock")
     }
 
-    @Test func writesTheWholeFolder() throws {
+    @Test func writesTheWholeFolder() async throws {
         let base = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: base) }
         let directory = base.appendingPathComponent("Certs").path
@@ -61,7 +61,7 @@ struct DevelopmentCredentialsTests {
         // The .p12 opens with the documented password.
         if Tools.hasOpenSSL {
             for p12 in [paths[6], paths[10]] {
-                let result = try Tools.runOpenSSL("pkcs12", "-in", p12, "-passin", "pass:apns-mock", "-nodes")
+                let result = try await Tools.runOpenSSL("pkcs12", "-in", p12, "-passin", "pass:apns-mock", "-nodes")
                 #expect(result.status == 0, "\(result.output)")
             }
         }

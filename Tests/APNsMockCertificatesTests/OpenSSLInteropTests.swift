@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Testing
 
@@ -29,28 +30,28 @@ struct OpenSSLInteropTests {
         directory.appendingPathComponent(name).path
     }
 
-    @Test func serverVerifiesAgainstCA() throws {
+    @Test func serverVerifiesAgainstCA() async throws {
         defer { cleanUp() }
-        let plain = try openssl("verify", "-CAfile", path("ca.pem"), path("server.pem"))
+        let plain = try await openssl("verify", "-CAfile", path("ca.pem"), path("server.pem"))
         #expect(plain.status == 0, "\(plain.output)")
         #expect(plain.output.contains("server.pem: OK"), "\(plain.output)")
 
-        let strict = try openssl(
+        let strict = try await openssl(
             "verify", "-CAfile", path("ca.pem"), "-purpose", "sslserver", "-x509_strict",
             "-verify_hostname", "api.sandbox.push.apple.com", path("server.pem")
         )
         #expect(strict.status == 0, "\(strict.output)")
 
-        let byIP = try openssl("verify", "-CAfile", path("ca.pem"), "-verify_ip", "127.0.0.1", path("server.pem"))
+        let byIP = try await openssl("verify", "-CAfile", path("ca.pem"), "-verify_ip", "127.0.0.1", path("server.pem"))
         #expect(byIP.status == 0, "\(byIP.output)")
 
-        let wrongHost = try openssl("verify", "-CAfile", path("ca.pem"), "-verify_hostname", "example.com", path("server.pem"))
+        let wrongHost = try await openssl("verify", "-CAfile", path("ca.pem"), "-verify_hostname", "example.com", path("server.pem"))
         #expect(wrongHost.status != 0, "\(wrongHost.output)")
     }
 
-    @Test func serverCertificateText() throws {
+    @Test func serverCertificateText() async throws {
         defer { cleanUp() }
-        let result = try openssl("x509", "-noout", "-text", "-in", path("server.pem"))
+        let result = try await openssl("x509", "-noout", "-text", "-in", path("server.pem"))
         #expect(result.status == 0, "\(result.output)")
         let text = result.output
         for fragment in [
@@ -79,9 +80,9 @@ struct OpenSSLInteropTests {
         #expect(text.contains("X509v3 Basic Constraints: critical"), "\(text)")
     }
 
-    @Test func caCertificateText() throws {
+    @Test func caCertificateText() async throws {
         defer { cleanUp() }
-        let result = try openssl("x509", "-noout", "-text", "-in", path("ca.pem"))
+        let result = try await openssl("x509", "-noout", "-text", "-in", path("ca.pem"))
         #expect(result.status == 0, "\(result.output)")
         let text = result.output
         for fragment in [
@@ -97,22 +98,22 @@ struct OpenSSLInteropTests {
         }
     }
 
-    @Test func privateKeysArePKCS8AndMatchTheirCertificates() throws {
+    @Test func privateKeysArePKCS8AndMatchTheirCertificates() async throws {
         defer { cleanUp() }
         for (certificate, key) in [("ca.pem", "ca-key.pem"), ("server.pem", "server-key.pem")] {
-            let check = try openssl("pkey", "-in", path(key), "-noout", "-check")
+            let check = try await openssl("pkey", "-in", path(key), "-noout", "-check")
             #expect(check.status == 0, "\(key): \(check.output)")
-            let keyPublic = try openssl("pkey", "-in", path(key), "-pubout")
-            let certificatePublic = try openssl("x509", "-in", path(certificate), "-noout", "-pubkey")
+            let keyPublic = try await openssl("pkey", "-in", path(key), "-pubout")
+            let certificatePublic = try await openssl("x509", "-in", path(certificate), "-noout", "-pubkey")
             #expect(keyPublic.status == 0 && certificatePublic.status == 0)
             #expect(keyPublic.output == certificatePublic.output, "\(key) does not match \(certificate)")
         }
     }
 
     /// A CA key converted by openssl to SEC1 ("EC PRIVATE KEY") must still load, since users may bring their own.
-    @Test func loadsOpenSSLConvertedSEC1Key() throws {
+    @Test func loadsOpenSSLConvertedSEC1Key() async throws {
         defer { cleanUp() }
-        let sec1 = try openssl("ec", "-in", path("ca-key.pem"))
+        let sec1 = try await openssl("ec", "-in", path("ca-key.pem"))
         #expect(sec1.status == 0, "\(sec1.output)")
         let pem = sec1.output.components(separatedBy: "\n")
             .drop { !$0.hasPrefix("-----BEGIN EC PRIVATE KEY-----") }
@@ -122,9 +123,9 @@ struct OpenSSLInteropTests {
         #expect(authority.certificate == set.authority.certificate)
     }
 
-    @Test func expiryMatchesOpenSSL() throws {
+    @Test func expiryMatchesOpenSSL() async throws {
         defer { cleanUp() }
-        let result = try openssl("x509", "-noout", "-enddate", "-dateopt", "iso_8601", "-in", path("server.pem"))
+        let result = try await openssl("x509", "-noout", "-enddate", "-dateopt", "iso_8601", "-in", path("server.pem"))
         #expect(result.status == 0, "\(result.output)")
         // "notAfter=2027-12-01 12:34:56Z"
         let value = result.output.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "notAfter=", with: "")
@@ -140,16 +141,7 @@ struct OpenSSLInteropTests {
 }
 
 /// Runs openssl and returns its exit status with stdout and stderr combined.
-private func openssl(_ arguments: String...) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: opensslPath)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    // Drain before waiting so a large output cannot fill the pipe and block openssl.
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+private func openssl(_ arguments: String...) async throws -> (status: Int32, output: String) {
+    let result = try await ChildProcess.run(opensslPath, arguments, includingErrors: true)
+    return (result.exit.status, result.output)
 }

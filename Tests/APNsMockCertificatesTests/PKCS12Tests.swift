@@ -24,12 +24,12 @@ struct PKCS12Tests {
     }
 
     /// Public key of a PEM key or certificate, as openssl prints it.
-    private func publicKey(ofPEM text: String, certificate: Bool, in directory: URL) throws -> String {
+    private func publicKey(ofPEM text: String, certificate: Bool, in directory: URL) async throws -> String {
         let path = directory.appendingPathComponent(UUID().uuidString + ".pem").path
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         let result = certificate
-            ? try Tools.runOpenSSL("x509", "-in", path, "-noout", "-pubkey")
-            : try Tools.runOpenSSL("pkey", "-in", path, "-pubout")
+            ? try await Tools.runOpenSSL("x509", "-in", path, "-noout", "-pubkey")
+            : try await Tools.runOpenSSL("pkey", "-in", path, "-pubout")
         try #require(result.status == 0, "\(result.output)")
         return result.output
     }
@@ -50,19 +50,19 @@ struct PKCS12Tests {
         .enabled(if: Tools.hasOpenSSL, "openssl not found"),
         arguments: ["apns-mock", "", "pässwörd ✓ with spaces"]
     )
-    func openSSLReadsItBack(password: String) throws {
+    func openSSLReadsItBack(password: String) async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = try write(try Self.client.pkcs12(password: password), in: directory)
         let environment = ["P12_PASSWORD": password]
 
-        let info = try Tools.runOpenSSL("pkcs12", "-in", path, "-passin", "env:P12_PASSWORD", "-info", "-noout", environment: environment)
+        let info = try await Tools.runOpenSSL("pkcs12", "-in", path, "-passin", "env:P12_PASSWORD", "-info", "-noout", environment: environment)
         #expect(info.status == 0, "\(info.output)")
         for fragment in ["MAC: sha256", "PKCS7 Encrypted data: PBES2, PBKDF2, AES-256-CBC", "Shrouded Keybag: PBES2, PBKDF2, AES-256-CBC"] {
             #expect(info.output.contains(fragment), "missing \"\(fragment)\" in:\n\(info.output)")
         }
 
-        let dump = try Tools.runOpenSSL("pkcs12", "-in", path, "-passin", "env:P12_PASSWORD", "-nodes", environment: environment)
+        let dump = try await Tools.runOpenSSL("pkcs12", "-in", path, "-passin", "env:P12_PASSWORD", "-nodes", environment: environment)
         #expect(dump.status == 0, "\(dump.output)")
         #expect(dump.output.contains("friendlyName: Apple Push Services: com.example.app"), "\(dump.output)")
         #expect(dump.output.contains("localKeyID:"), "\(dump.output)")
@@ -78,17 +78,17 @@ struct PKCS12Tests {
     }
 
     @Test(.enabled(if: Tools.hasOpenSSL, "openssl not found"))
-    func openSSLRejectsAWrongPassword() throws {
+    func openSSLRejectsAWrongPassword() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = try write(try Self.client.pkcs12(password: "apns-mock"), in: directory)
-        let result = try Tools.runOpenSSL("pkcs12", "-in", path, "-passin", "pass:wrong", "-nodes")
+        let result = try await Tools.runOpenSSL("pkcs12", "-in", path, "-passin", "pass:wrong", "-nodes")
         #expect(result.status != 0)
         #expect(result.output.lowercased().contains("mac verify"), "\(result.output)")
     }
 
     @Test(.enabled(if: Tools.hasOpenSSL, "openssl not found"))
-    func rsaKeyAndChain() throws {
+    func rsaKeyAndChain() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let rsa = try sharedSet.authority.issueClientCertificate(
@@ -99,18 +99,18 @@ struct PKCS12Tests {
             try rsa.pkcs12(password: "apns-mock", friendlyName: "My Push Cert", chain: [sharedSet.authority.certificate]),
             in: directory
         )
-        let dump = try Tools.runOpenSSL("pkcs12", "-in", path, "-passin", "pass:apns-mock", "-nodes")
+        let dump = try await Tools.runOpenSSL("pkcs12", "-in", path, "-passin", "pass:apns-mock", "-nodes")
         #expect(dump.status == 0, "\(dump.output)")
         #expect(dump.output.contains("friendlyName: My Push Cert"))
         let certificates = try pemBlocks(dump.output, type: "CERTIFICATE").map { try Certificate(pemEncoded: $0) }
         #expect(certificates == [rsa.certificate, sharedSet.authority.certificate])
         let keyPEM = try #require(pemBlocks(dump.output, type: "PRIVATE KEY").first)
-        #expect(try publicKey(ofPEM: keyPEM, certificate: false, in: directory)
+        await #expect(try publicKey(ofPEM: keyPEM, certificate: false, in: directory)
             == (try publicKey(ofPEM: rsa.certificatePEM, certificate: true, in: directory)))
     }
 
-    @Test(.enabled(if: Tools.hasPythonCryptography, "python3 with the cryptography package not found"))
-    func pythonCryptographyReadsItBack() throws {
+    @Test(.enabled("python3 with the cryptography package not found") { await Tools.hasPythonCryptography() })
+    func pythonCryptographyReadsItBack() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let rsa = try sharedSet.authority.issueClientCertificate(
@@ -139,7 +139,7 @@ struct PKCS12Tests {
             """
         for (name, client, password) in [("ec", Self.client, "apns-mock"), ("rsa", rsa, "pässwörd")] {
             let path = try write(try client.pkcs12(password: password), in: directory, name: "\(name).p12")
-            let result = try Tools.runPython(script, [path, password])
+            let result = try await Tools.runPython(script, [path, password])
             #expect(result.status == 0, "\(result.output)")
             let lines = result.output.split(separator: "\n").map(String.init)
             #expect(lines.contains("key-matches True"), "\(result.output)")
@@ -187,8 +187,8 @@ struct PKCS12Tests {
 
     /// RFC 7292 appendix B.2: the KDF output must be a prefix-stable function of its inputs, and
     /// I-block arithmetic must carry across bytes (checked against an independent Python implementation).
-    @Test(.enabled(if: Tools.hasPythonCryptography, "python3 not found"))
-    func kdfMatchesAnIndependentImplementation() throws {
+    @Test(.enabled("python3 not found") { await Tools.hasPythonCryptography() })
+    func kdfMatchesAnIndependentImplementation() async throws {
         let script = """
             import hashlib, sys
             def kdf(idb, pw, salt, it, n):
@@ -217,7 +217,7 @@ struct PKCS12Tests {
             print(kdf(1, pw, bytes(range(20)), 1, 80).hex())
             print(kdf(2, b"\\x00\\x00", bytes([0xFF]) * 8, 2048, 16).hex())
             """
-        let result = try Tools.runPython(script)
+        let result = try await Tools.runPython(script)
         try #require(result.status == 0, "\(result.output)")
         let lines = result.output.split(separator: "\n").map(String.init)
         func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }

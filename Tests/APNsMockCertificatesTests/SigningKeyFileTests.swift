@@ -79,7 +79,7 @@ struct SigningKeyFileTests {
 
     /// openssl reads the .p8, verifies our ES256 signature, and its own signature verifies with our key.
     @Test(.enabled(if: Tools.hasOpenSSL, "openssl not found"))
-    func interoperatesWithOpenSSL() throws {
+    func interoperatesWithOpenSSL() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
@@ -87,11 +87,11 @@ struct SigningKeyFileTests {
         let key = try SigningKeyFile.generate(keyID: "OPENSSL001")
         let path = try key.write(to: directory.path)
 
-        let check = try Tools.runOpenSSL("pkey", "-in", path, "-noout", "-check")
+        let check = try await Tools.runOpenSSL("pkey", "-in", path, "-noout", "-check")
         #expect(check.status == 0, "\(check.output)")
-        let text = try Tools.runOpenSSL("pkey", "-in", path, "-noout", "-text")
+        let text = try await Tools.runOpenSSL("pkey", "-in", path, "-noout", "-text")
         #expect(text.output.contains("prime256v1"), "\(text.output)")
-        let publicKey = try Tools.runOpenSSL("pkey", "-in", path, "-pubout", "-out", file("public.pem"))
+        let publicKey = try await Tools.runOpenSSL("pkey", "-in", path, "-pubout", "-out", file("public.pem"))
         #expect(publicKey.status == 0, "\(publicKey.output)")
 
         // Our signature (DER form, which openssl dgst uses) verifies with openssl.
@@ -99,18 +99,18 @@ struct SigningKeyFileTests {
         try Data(message).write(to: URL(fileURLWithPath: file("message")))
         let ours = try key.privateKey.signature(for: message)
         try ours.derRepresentation.write(to: URL(fileURLWithPath: file("ours.sig")))
-        let verify = try Tools.runOpenSSL("dgst", "-sha256", "-verify", file("public.pem"), "-signature", file("ours.sig"), file("message"))
+        let verify = try await Tools.runOpenSSL("dgst", "-sha256", "-verify", file("public.pem"), "-signature", file("ours.sig"), file("message"))
         #expect(verify.status == 0, "\(verify.output)")
         #expect(verify.output.contains("Verified OK"))
 
         // Apple's command-line recipe: openssl dgst -sha256 -sign AuthKey.p8 makes a DER signature.
-        let sign = try Tools.runOpenSSL("dgst", "-sha256", "-sign", path, "-out", file("theirs.sig"), file("message"))
+        let sign = try await Tools.runOpenSSL("dgst", "-sha256", "-sign", path, "-out", file("theirs.sig"), file("message"))
         #expect(sign.status == 0, "\(sign.output)")
         let theirs = try P256.Signing.ECDSASignature(derRepresentation: Data(contentsOf: URL(fileURLWithPath: file("theirs.sig"))))
         #expect(key.publicKey.isValidSignature(theirs, for: message))
 
         // A key openssl made, the way Pushy's script makes one, loads with its ID from the file name.
-        let made = try Tools.run("/bin/sh", ["-c",
+        let made = try await Tools.run("/bin/sh", ["-c",
             "\(Tools.openssl) ecparam -name prime256v1 -genkey -noout | \(Tools.openssl) pkcs8 -topk8 -nocrypt -out '\(file("AuthKey_MADEBYSSL1.p8"))'"])
         #expect(made.status == 0, "\(made.output)")
         let loaded = try SigningKeyFile.load(path: file("AuthKey_MADEBYSSL1.p8"))
@@ -119,7 +119,7 @@ struct SigningKeyFileTests {
         #expect(token.split(separator: ".").count == 3)
 
         // So does a SEC1 "EC PRIVATE KEY".
-        let sec1 = try Tools.runOpenSSL("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", file("sec1.pem"))
+        let sec1 = try await Tools.runOpenSSL("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", file("sec1.pem"))
         #expect(sec1.status == 0)
         let sec1Key = try SigningKeyFile.load(path: file("sec1.pem"), keyID: "SEC1KEY001")
         #expect(sec1Key.pem.hasPrefix("-----BEGIN PRIVATE KEY-----"), "re-encoded as PKCS#8")

@@ -32,7 +32,7 @@ struct AdminInputLimitTests {
         let (launched, ports) = try await RecordingPipelineTests.serve([], in: folder)
         defer { launched.cleanUp() }
         let admin = AdminClient(port: ports.admin)
-        let pid = launched.process.processIdentifier
+        let pid = launched.pid
         let before = Self.residentKilobytes(of: pid)
         let started = ContinuousClock.now
         let answer = try await admin.call("PUT", "/admin/scenario", body: Self.aliasBomb)

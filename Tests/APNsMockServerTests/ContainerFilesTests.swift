@@ -1,3 +1,4 @@
+import ChildProcesses
 import APNsMockServer
 import Foundation
 import Synchronization
@@ -437,47 +438,32 @@ struct ImagePathMap: Sendable {
 
 /// Runs a process with a given environment and working folder, its output in files that can be read while it
 /// runs (so the start-up log line can be waited for).
-final class LaunchedProcess: @unchecked Sendable {
-    let process = Process()
+final class LaunchedProcess: Sendable {
+    let process: ChildProcess
     let scratch: URL
     let stdoutURL: URL
     let stderrURL: URL
-    private let exit = Mutex<Int32?>(nil)
 
-    init(executable: String, arguments: [String], environment: [String: String], workingDirectory: URL) throws {
+    init(executable: String, arguments: [String], environment: [String: String], workingDirectory: URL) async throws {
         scratch = FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-image-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         stdoutURL = scratch.appendingPathComponent("stdout")
         stderrURL = scratch.appendingPathComponent("stderr")
-        _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = environment
-        process.currentDirectoryURL = workingDirectory
-        let stdoutHandle = try FileHandle(forWritingTo: stdoutURL)
-        let stderrHandle = try FileHandle(forWritingTo: stderrURL)
-        process.standardOutput = stdoutHandle
-        process.standardError = stderrHandle
-        process.standardInput = FileHandle.nullDevice
-        process.terminationHandler = { [weak self] finished in
-            self?.exit.withLock { $0 = finished.terminationStatus }
-        }
-        defer {
-            // The child has its own copies.
-            try? stdoutHandle.close()
-            try? stderrHandle.close()
-        }
-        try process.run()
+        process = try await ChildProcess.start(
+            executable, arguments, environment: environment, workingDirectory: workingDirectory.path,
+            stdout: stdoutURL.path, stderr: stderrURL.path
+        )
     }
 
     var stdout: String { String(decoding: (try? Data(contentsOf: stdoutURL)) ?? Data(), as: UTF8.self) }
     var stderr: String { String(decoding: (try? Data(contentsOf: stderrURL)) ?? Data(), as: UTF8.self) }
-    var exitStatus: Int32? { exit.withLock { $0 } }
-    var exitedBySignal: Bool { process.terminationReason == .uncaughtSignal }
+    /// The exit code (or the signal's number), once the process has ended.
+    var exitStatus: Int32? { process.exit?.status }
+    var exitedBySignal: Bool { process.exit?.bySignal ?? false }
+    var pid: Int32 { process.pid }
 
     func signal(_ number: Int32) {
-        if process.isRunning { kill(process.processIdentifier, number) }
+        process.signal(number)
     }
 
     /// The exit status, once the process has ended, or `nil` when `timeout` passes first.
@@ -489,11 +475,9 @@ final class LaunchedProcess: @unchecked Sendable {
         }
     }
 
+    /// Kills the process if it still runs (swift-subprocess reaps it) and removes its output files.
     func cleanUp() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        process.signal(SIGKILL)
         try? FileManager.default.removeItem(at: scratch)
     }
 
@@ -768,7 +752,7 @@ struct ContainerFilesTests {
             .appendingPathComponent("apns-mock-workdir-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: workingDirectory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: workingDirectory) }
-        let launched = try LaunchedProcess(
+        let launched = try await LaunchedProcess(
             executable: try builtBinary(),
             arguments: arguments,
             environment: environment,
@@ -840,7 +824,7 @@ struct ContainerFilesTests {
             environment["ADMIN_URL"] = "http://127.0.0.1:\(adminPort)"
             environment["CERTS_DIR"] = serverEnvironment["APNS_MOCK_CERTS_DIR"]
             environment["DEVICE_TOKEN"] = deviceToken
-            let run = try LaunchedProcess(
+            let run = try await LaunchedProcess(
                 executable: "/bin/sh",
                 arguments: [script],
                 environment: environment,

@@ -120,7 +120,7 @@ struct LiveFeedTests {
     @Test func aReaderThatNeverReadsDoesNotHoldBackTheProviderPort() async throws {
         try await withTestServer { server in
             let feed = try Self.feed(server)
-            let stalled = try LaunchedProcess(
+            let stalled = try await LaunchedProcess(
                 executable: try ExternalTool.require("python3"),
                 arguments: ["-c", """
                     import socket, sys, time

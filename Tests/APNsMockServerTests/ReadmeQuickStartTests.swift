@@ -28,7 +28,7 @@ struct ReadmeQuickStartTests {
         let blocks = try Self.quickStartBlocks()
         #expect(blocks.count == 3, "\(blocks)")
         let binary = try ContainerFilesTests.builtBinary()
-        let launched = try LaunchedProcess(
+        let launched = try await LaunchedProcess(
             executable: binary,
             arguments: [],
             environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("APNS_MOCK_") },

@@ -114,7 +114,7 @@ struct RecordingPipelineTests {
             in: folder
         )
         defer { launched.cleanUp() }
-        let tasks = "/proc/\(launched.process.processIdentifier)/task"
+        let tasks = "/proc/\(launched.pid)/task"
         // name → nice (stat's 19th field, after the name in parentheses: the 17th after it).
         var threads: [String: Int] = [:]
         for task in try FileManager.default.contentsOfDirectory(atPath: tasks) {
@@ -134,7 +134,7 @@ struct RecordingPipelineTests {
 
     /// The built binary's `serve` on free ports with `--auth none` and `arguments`, once it has said where it listens.
     static func serve(_ arguments: [String], in folder: URL) async throws -> (LaunchedProcess, (provider: Int, admin: Int)) {
-        let launched = try LaunchedProcess(
+        let launched = try await LaunchedProcess(
             executable: try ContainerFilesTests.builtBinary(),
             arguments: ["serve", "--port", "0", "--admin-port", "0", "--channels-port", "0", "--certs-dir", TestPaths.certsDirectory, "--auth", "none"] + arguments,
             environment: ProcessInfo.processInfo.environment,

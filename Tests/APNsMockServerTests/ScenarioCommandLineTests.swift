@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Testing
 
@@ -27,42 +28,20 @@ struct ScenarioCommandLineTests {
         let stderrURL = scratch.appendingPathComponent("stderr")
         _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
         _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
-        let stdoutHandle = try FileHandle(forWritingTo: stdoutURL)
-        let stderrHandle = try FileHandle(forWritingTo: stderrURL)
-        defer {
-            try? stdoutHandle.close()
-            try? stderrHandle.close()
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = TestPaths.repositoryRoot
         // Settings from the environment must not leak in from whoever runs the tests.
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("APNS_MOCK_") }
-        process.standardOutput = stdoutHandle
-        process.standardError = stderrHandle
-        process.standardInput = FileHandle.nullDevice
-        let runner = CommandRunner(process)
-        let deadline = Task {
-            try await Task.sleep(for: timeout)
-            runner.kill()
-        }
-        defer { deadline.cancel() }
-        let exitCode: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { finished in continuation.resume(returning: finished.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: TestFailure("cannot run \(executable): \(error)"))
-            }
-        }
+        let child = try await ChildProcess.start(
+            executable, arguments,
+            environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("APNS_MOCK_") },
+            workingDirectory: TestPaths.repositoryRoot.path,
+            stdout: stdoutURL.path, stderr: stderrURL.path
+        )
+        let (exit, timedOut) = try await child.waitForExit(killingAfter: timeout)
         return ToolResult(
             command: [executable] + arguments,
-            exitCode: exitCode,
+            exitCode: exit.status,
             stdout: String(decoding: (try? Data(contentsOf: stdoutURL)) ?? Data(), as: UTF8.self),
             stderr: String(decoding: (try? Data(contentsOf: stderrURL)) ?? Data(), as: UTF8.self),
-            timedOut: runner.timedOut
+            timedOut: timedOut
         )
     }
 
@@ -167,31 +146,5 @@ struct ScenarioCommandLineTests {
                 #expect(description.split(separator: "\n").dropFirst().map(String.init) == Self.expectedProblems(path), "\(description)")
             }
         }
-    }
-}
-
-/// Lets the deadline task stop the process it started (`Process` is thread-safe for these calls).
-private final class CommandRunner: @unchecked Sendable {
-    private let process: Process
-    private let lock = NSLock()
-    private var killed = false
-
-    init(_ process: Process) {
-        self.process = process
-    }
-
-    func kill() {
-        lock.lock()
-        defer { lock.unlock() }
-        if process.isRunning {
-            killed = true
-            process.terminate()
-        }
-    }
-
-    var timedOut: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return killed
     }
 }

@@ -1,6 +1,7 @@
 import APNsMockServer
 import APNsMockTesting
 import AsyncHTTPClient
+import ChildProcesses
 import Foundation
 import NIOCore
 import NIOSSL
@@ -41,7 +42,7 @@ import Testing
             try mock.credentials.caCertificatePEM.write(to: caFile, atomically: true, encoding: .utf8)
             defer { try? FileManager.default.removeItem(at: caFile) }
             let token = Self.deviceToken()
-            let output = try Self.run(
+            let output = try await Self.run(
                 "/usr/bin/curl",
                 [
                     "-sS", "--http2", "--cacert", caFile.path, "-o", "/dev/null", "-w", "%{http_code}",
@@ -203,7 +204,7 @@ import Testing
         }
         let url = try #require(providerURL)
         // Nothing listens any more: curl cannot connect (no HTTP status, "000").
-        let status = try Self.run("/usr/bin/curl", ["-s", "-k", "--max-time", "5", "-o", "/dev/null", "-w", "%{http_code}", url.absoluteString])
+        let status = try await Self.run("/usr/bin/curl", ["-s", "-k", "--max-time", "5", "-o", "/dev/null", "-w", "%{http_code}", url.absoluteString])
         #expect(status == "000")
     }
 
@@ -242,16 +243,8 @@ import Testing
         (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
     }
 
-    static func run(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+    static func run(_ executable: String, _ arguments: [String]) async throws -> String {
+        try await ChildProcess.run(executable, arguments).output
     }
 }
 

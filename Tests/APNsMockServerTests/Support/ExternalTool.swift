@@ -1,5 +1,5 @@
+import ChildProcesses
 import Foundation
-import Synchronization
 
 /// What an external command did.
 struct ToolResult: Sendable, CustomStringConvertible {
@@ -61,51 +61,16 @@ enum ExternalTool {
         _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
         _ = FileManager.default.createFile(atPath: stdinURL.path, contents: stdin ?? Data())
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let stdoutHandle = try FileHandle(forWritingTo: stdoutURL)
-        let stderrHandle = try FileHandle(forWritingTo: stderrURL)
-        let stdinHandle = try FileHandle(forReadingFrom: stdinURL)
-        defer {
-            try? stdoutHandle.close()
-            try? stderrHandle.close()
-            try? stdinHandle.close()
-        }
-        process.standardOutput = stdoutHandle
-        process.standardError = stderrHandle
-        process.standardInput = stdinHandle
-
-        let box = ProcessBox(process)
-        let deadline = Task {
-            try await Task.sleep(for: timeout)
-            if box.process.isRunning {
-                box.timedOut.store(true, ordering: .relaxed)
-                // SIGKILL, not `terminate()`'s SIGTERM: a tool started from a thread of the test process's pool
-                // inherits that thread's signal mask, in which SIGTERM is blocked, and a blocked SIGTERM never ends
-                // it (seen: a stalled reader outlived its timeout and hung the test run).
-                kill(box.process.processIdentifier, SIGKILL)
-            }
-        }
-        defer { deadline.cancel() }
-        let exitCode: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { finished in
-                continuation.resume(returning: finished.terminationStatus)
-            }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: TestFailure("cannot run \(executable): \(error)"))
-                return
-            }
-        }
+        let child = try await ChildProcess.start(
+            executable, arguments, stdin: stdinURL.path, stdout: stdoutURL.path, stderr: stderrURL.path
+        )
+        let (exit, timedOut) = try await child.waitForExit(killingAfter: timeout)
         return ToolResult(
             command: [name] + arguments,
-            exitCode: exitCode,
+            exitCode: exit.status,
             stdout: String(decoding: (try? Data(contentsOf: stdoutURL)) ?? Data(), as: UTF8.self),
             stderr: String(decoding: (try? Data(contentsOf: stderrURL)) ?? Data(), as: UTF8.self),
-            timedOut: box.timedOut.load(ordering: .relaxed)
+            timedOut: timedOut
         )
     }
 
@@ -118,15 +83,5 @@ enum ExternalTool {
         try contents.write(to: url)
         defer { try? FileManager.default.removeItem(at: url) }
         return try await body(url.path)
-    }
-}
-
-/// `Process` is thread-safe for `isRunning` and `terminate()`; this lets the deadline task hold it.
-private final class ProcessBox: @unchecked Sendable {
-    let process: Process
-    let timedOut = Atomic<Bool>(false)
-
-    init(_ process: Process) {
-        self.process = process
     }
 }

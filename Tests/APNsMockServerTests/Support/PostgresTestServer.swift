@@ -62,7 +62,7 @@ struct PostgresTestServer: Sendable {
             // rows, they do not pull the plug.
             let server = [binaries.appendingPathComponent("postgres").path, "-D", data, "-p", String(port), "-k", folder.path,
                           "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]
-            let launched = try LaunchedProcess(
+            let launched = try await LaunchedProcess(
                 executable: runsAsRoot ? try ExternalTool.require("runuser") : server[0],
                 arguments: runsAsRoot ? ["-u", "postgres", "--"] + server : Array(server.dropFirst()),
                 environment: ProcessInfo.processInfo.environment,

@@ -1,0 +1,197 @@
+import Foundation
+import Subprocess
+import Synchronization
+import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// How a child process ended.
+public enum ChildExit: Sendable, Equatable, CustomStringConvertible {
+    case exited(Int32)
+    case signalled(Int32)
+
+    /// The exit code, or the number of the signal that ended the process (Foundation's `terminationStatus`).
+    public var status: Int32 {
+        switch self {
+        case .exited(let code), .signalled(let code): code
+        }
+    }
+
+    /// A signal ended the process (it did not exit by itself).
+    public var bySignal: Bool {
+        if case .signalled = self { return true }
+        return false
+    }
+
+    public var description: String {
+        switch self {
+        case .exited(let code): "exit \(code)"
+        case .signalled(let signal): "signal \(signal)"
+        }
+    }
+}
+
+/// A program the tests start: curl, h2load, openssl, Python clients, apns-mock itself.
+///
+/// Not Foundation's `Process`: on Linux its `run()` copies 256 bytes from every `/proc/self/fd` entry, past the end
+/// of glibc's directory buffer, and crashed the whole test run (SIGSEGV in `Process.run`) when the test process held
+/// ~1,350 descriptors, as it does while every suite starts its servers at once (swift-corelibs-foundation #5472).
+/// swift-subprocess closes the child's descriptors with `close_range` and resets its signal mask, so a child started
+/// from a thread that blocks SIGTERM still obeys one.
+///
+/// Output goes to files the caller names, which can be read while the program runs and cannot fill up and stall it.
+public final class ChildProcess: Sendable {
+    /// The child's process id, for logs and for `/proc`.
+    public let pid: Int32
+    private let ending: Task<ChildExit, any Error>
+    private let ended: EndedBox
+
+    private init(pid: Int32, ending: Task<ChildExit, any Error>, ended: EndedBox) {
+        self.pid = pid
+        self.ending = ending
+        self.ended = ended
+    }
+
+    /// Starts `executable` (a full path) with standard output and error appended to the files at `stdout` and
+    /// `stderr`, and standard input read from `stdin` (nothing when `nil`). `environment` replaces the test
+    /// process's when given.
+    public static func start(
+        _ executable: String,
+        _ arguments: [String],
+        environment: [String: String]? = nil,
+        workingDirectory: String? = nil,
+        stdin: String? = nil,
+        stdout: String,
+        stderr: String
+    ) async throws -> ChildProcess {
+        let output = try FileDescriptor.open(FilePath(stdout), .writeOnly, options: [.create, .append], permissions: .ownerReadWrite)
+        let error: FileDescriptor
+        let input: FileDescriptor?
+        do {
+            error = try FileDescriptor.open(FilePath(stderr), .writeOnly, options: [.create, .append], permissions: .ownerReadWrite)
+        } catch let failure {
+            try? output.close()
+            throw failure
+        }
+        do {
+            input = try stdin.map { try FileDescriptor.open(FilePath($0), .readOnly) }
+        } catch let failure {
+            try? output.close()
+            try? error.close()
+            throw failure
+        }
+        let subprocessEnvironment: Environment = environment.map { variables in
+            .custom(Dictionary(uniqueKeysWithValues: variables.map { (Environment.Key(rawValue: $0.key)!, $0.value) }))
+        } ?? .inherit
+        let (started, announce) = AsyncStream<Int32>.makeStream()
+        let ended = EndedBox()
+        let ending = Task { () throws -> ChildExit in
+            defer { announce.finish() }
+            let configuration = Configuration(
+                executable: .path(FilePath(executable)),
+                arguments: Arguments(arguments),
+                environment: subprocessEnvironment,
+                workingDirectory: workingDirectory.map { FilePath($0) }
+            )
+            // The body only reports the process id; `run` returns once the process has ended.
+            let result: ExecutionResult<Void, FileDescriptorOutput, FileDescriptorOutput>
+            if let input {
+                result = try await Subprocess.run(
+                    configuration,
+                    input: .fileDescriptor(input, closeAfterSpawningProcess: true),
+                    output: .fileDescriptor(output, closeAfterSpawningProcess: true),
+                    error: .fileDescriptor(error, closeAfterSpawningProcess: true)
+                ) { execution in announce.yield(execution.processIdentifier.value) }
+            } else {
+                result = try await Subprocess.run(
+                    configuration,
+                    input: .none,
+                    output: .fileDescriptor(output, closeAfterSpawningProcess: true),
+                    error: .fileDescriptor(error, closeAfterSpawningProcess: true)
+                ) { execution in announce.yield(execution.processIdentifier.value) }
+            }
+            let exit: ChildExit = switch result.terminationStatus {
+            case .exited(let code): .exited(code)
+            case .signaled(let signal): .signalled(signal)
+            }
+            ended.exit.withLock { $0 = exit }
+            return exit
+        }
+        var pids = started.makeAsyncIterator()
+        guard let pid = await pids.next() else {
+            // It never started: `ending` holds why.
+            _ = try await ending.value
+            throw ChildProcessError(description: "\(executable) ended before it started")
+        }
+        return ChildProcess(pid: pid, ending: ending, ended: ended)
+    }
+
+    /// Runs `executable` to its end and returns what it printed on standard output (and standard error too, in
+    /// the order written, when `includingErrors`), killing it after `timeout`. Standard input is empty.
+    public static func run(
+        _ executable: String,
+        _ arguments: [String],
+        environment: [String: String]? = nil,
+        workingDirectory: String? = nil,
+        includingErrors: Bool = false,
+        timeout: Duration = .seconds(60)
+    ) async throws -> (exit: ChildExit, output: String) {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-child-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let output = scratch.appendingPathComponent("output").path
+        // Both streams appended to one file keep their order, as a shared pipe would.
+        let child = try await start(
+            executable, arguments, environment: environment, workingDirectory: workingDirectory,
+            stdout: output, stderr: includingErrors ? output : scratch.appendingPathComponent("stderr").path
+        )
+        let (exit, timedOut) = try await child.waitForExit(killingAfter: timeout)
+        let printed = String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: output))) ?? Data(), as: UTF8.self)
+        if timedOut { throw ChildProcessError(description: "\(executable) \(arguments) still ran after \(timeout): killed\n\(printed)") }
+        return (exit, printed)
+    }
+
+    /// How it ended, or `nil` while it runs.
+    public var exit: ChildExit? { ended.exit.withLock { $0 } }
+
+    /// Sends `number` to the process, unless it has already ended.
+    public func signal(_ number: Int32) {
+        // The id is free for reuse once swift-subprocess has reaped the process, just before the end is recorded here;
+        // Linux hands out ids in rising order, so no other process gets it within that moment.
+        ended.exit.withLock { exit in
+            if exit == nil { _ = kill(pid, number) }
+        }
+    }
+
+    /// Waits until the process has ended.
+    public func waitForExit() async throws -> ChildExit {
+        try await ending.value
+    }
+
+    /// Waits until the process has ended, killing it (SIGKILL) if it still runs after `timeout`: a stalled tool
+    /// must not hang the test run. `timedOut` says whether the deadline came first.
+    public func waitForExit(killingAfter timeout: Duration) async throws -> (exit: ChildExit, timedOut: Bool) {
+        let deadline = Task { () -> Bool in
+            do { try await Task.sleep(for: timeout) } catch { return false }
+            signal(SIGKILL)
+            return true
+        }
+        let exit = try await ending.value
+        deadline.cancel()
+        return (exit, await deadline.value)
+    }
+}
+
+/// How the process ended, shared by the task that waits for it and the ``ChildProcess`` that reports it.
+private final class EndedBox: Sendable {
+    let exit = Mutex<ChildExit?>(nil)
+}
+
+/// A child process could not be started.
+public struct ChildProcessError: Error, CustomStringConvertible {
+    public var description: String
+}
