@@ -233,7 +233,7 @@ public final class MockServer: Sendable {
         let (adminPort, adminTask, adminServices): (Int, Task<Void, any Error>, ServiceGroup)
         let router = AdminRoutes.makeRouter(admin)
         do {
-            (adminPort, adminTask, adminServices) = try await startAdmin(configuration: configuration, router: router.router, group: group, logger: logger)
+            (adminPort, adminTask, adminServices) = try await startAdmin(configuration: configuration, router: router.router, logger: logger)
         } catch {
             await provider.close()
             await channelManagement.close()
@@ -277,7 +277,6 @@ public final class MockServer: Sendable {
     private static func startAdmin(
         configuration: ServerConfiguration,
         router: Router<BasicRequestContext>,
-        group: MultiThreadedEventLoopGroup,
         logger: Logger
     ) async throws -> (Int, Task<Void, any Error>, ServiceGroup) {
         let (portStream, portContinuation) = AsyncStream.makeStream(of: Int.self)
@@ -295,7 +294,11 @@ public final class MockServer: Sendable {
                 portContinuation.yield(channel.localAddress?.port ?? 0)
                 portContinuation.finish()
             },
-            eventLoopGroupProvider: .shared(group),
+            // SwiftNIO's shared loops, not the provider's: Hummingbird ends its graceful stop in a task of its own,
+            // which can finish after `run` has returned and drop its last reference to NIO's quiescing helper,
+            // whose deinit hops to a loop. On the provider's group, stopped by then, that asked a stopped loop to
+            // run work (SWIFTNIO_STRICT=1 crashes there; seen in the signal-under-load test on a busy machine).
+            eventLoopGroupProvider: .singleton,
             logger: adminLogger
         )
         // In a service group of its own, so shutdown can be graceful: cancelling Hummingbird logs errors.
