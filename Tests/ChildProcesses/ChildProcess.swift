@@ -57,7 +57,7 @@ public final class ChildProcess: Sendable {
     }
 
     /// Starts `executable` (a full path) with standard output and error appended to the files at `stdout` and
-    /// `stderr`, and standard input read from `stdin` (nothing when `nil`). `environment` replaces the test
+    /// `stderr`, and standard input read from `stdin` (`/dev/null` when `nil`). `environment` replaces the test
     /// process's when given.
     public static func start(
         _ executable: String,
@@ -68,24 +68,22 @@ public final class ChildProcess: Sendable {
         stdout: String,
         stderr: String
     ) async throws -> ChildProcess {
-        let output = try FileDescriptor.open(FilePath(stdout), .writeOnly, options: [.create, .append], permissions: .ownerReadWrite)
-        let error: FileDescriptor
-        let input: FileDescriptor?
+        // Standard input from /dev/null when none is given, so both cases take the same path.
+        var opened: [FileDescriptor] = []
+        let input: FileDescriptor, output: FileDescriptor, error: FileDescriptor
         do {
+            input = try FileDescriptor.open(FilePath(stdin ?? "/dev/null"), .readOnly)
+            opened.append(input)
+            output = try FileDescriptor.open(FilePath(stdout), .writeOnly, options: [.create, .append], permissions: .ownerReadWrite)
+            opened.append(output)
             error = try FileDescriptor.open(FilePath(stderr), .writeOnly, options: [.create, .append], permissions: .ownerReadWrite)
         } catch let failure {
-            try? output.close()
-            throw failure
-        }
-        do {
-            input = try stdin.map { try FileDescriptor.open(FilePath($0), .readOnly) }
-        } catch let failure {
-            try? output.close()
-            try? error.close()
+            for descriptor in opened { try? descriptor.close() }
             throw failure
         }
         let subprocessEnvironment: Environment = environment.map { variables in
-            .custom(Dictionary(uniqueKeysWithValues: variables.map { (Environment.Key(rawValue: $0.key)!, $0.value) }))
+            // A name swift-subprocess refuses (empty, or with "=") cannot be set by any program either: left out.
+            .custom(Dictionary(uniqueKeysWithValues: variables.compactMap { name, value in Environment.Key(rawValue: name).map { ($0, value) } }))
         } ?? .inherit
         let (started, announce) = AsyncStream<Int32>.makeStream()
         let ended = EndedBox()
@@ -98,22 +96,12 @@ public final class ChildProcess: Sendable {
                 workingDirectory: workingDirectory.map { FilePath($0) }
             )
             // The body only reports the process id; `run` returns once the process has ended.
-            let result: ExecutionResult<Void, FileDescriptorOutput, FileDescriptorOutput>
-            if let input {
-                result = try await Subprocess.run(
-                    configuration,
-                    input: .fileDescriptor(input, closeAfterSpawningProcess: true),
-                    output: .fileDescriptor(output, closeAfterSpawningProcess: true),
-                    error: .fileDescriptor(error, closeAfterSpawningProcess: true)
-                ) { execution in announce.yield(execution.processIdentifier.value) }
-            } else {
-                result = try await Subprocess.run(
-                    configuration,
-                    input: .none,
-                    output: .fileDescriptor(output, closeAfterSpawningProcess: true),
-                    error: .fileDescriptor(error, closeAfterSpawningProcess: true)
-                ) { execution in announce.yield(execution.processIdentifier.value) }
-            }
+            let result = try await Subprocess.run(
+                configuration,
+                input: .fileDescriptor(input, closeAfterSpawningProcess: true),
+                output: .fileDescriptor(output, closeAfterSpawningProcess: true),
+                error: .fileDescriptor(error, closeAfterSpawningProcess: true)
+            ) { execution in announce.yield(execution.processIdentifier.value) }
             let exit: ChildExit = switch result.terminationStatus {
             case .exited(let code): .exited(code)
             case .signaled(let signal): .signalled(signal)
