@@ -1,4 +1,3 @@
-import ChildProcesses
 import Foundation
 import Testing
 
@@ -20,28 +19,12 @@ struct ScenarioCommandLineTests {
 
     /// Runs the binary with `arguments` (no shell), capturing its output in files, killed after `timeout`.
     static func run(_ arguments: [String], timeout: Duration = .seconds(20)) async throws -> ToolResult {
-        let executable = try binary()
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let stdoutURL = scratch.appendingPathComponent("stdout")
-        let stderrURL = scratch.appendingPathComponent("stderr")
-        _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
         // Settings from the environment must not leak in from whoever runs the tests.
-        let child = try await ChildProcess.start(
-            executable, arguments,
+        try await ExternalTool.run(
+            try binary(), arguments,
             environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("APNS_MOCK_") },
-            workingDirectory: TestPaths.repositoryRoot.path,
-            stdout: stdoutURL.path, stderr: stderrURL.path
-        )
-        let (exit, timedOut) = try await child.waitForExit(killingAfter: timeout)
-        return ToolResult(
-            command: [executable] + arguments,
-            exitCode: exit.status,
-            stdout: String(decoding: (try? Data(contentsOf: stdoutURL)) ?? Data(), as: UTF8.self),
-            stderr: String(decoding: (try? Data(contentsOf: stderrURL)) ?? Data(), as: UTF8.self),
-            timedOut: timedOut
+            workingDirectory: TestPaths.repositoryRoot,
+            timeout: timeout
         )
     }
 

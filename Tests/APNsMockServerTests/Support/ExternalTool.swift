@@ -42,11 +42,14 @@ enum ExternalTool {
         )
     }
 
-    /// Runs `name` with `arguments`, feeding `stdin` if given, and kills it after `timeout`.
+    /// Runs `name` with `arguments`, feeding `stdin` if given, and kills it after `timeout`. `environment` replaces
+    /// the test process's when given.
     static func run(
         _ name: String,
         _ arguments: [String],
         stdin: Data? = nil,
+        environment: [String: String]? = nil,
+        workingDirectory: URL? = nil,
         timeout: Duration = .seconds(20)
     ) async throws -> ToolResult {
         let executable = try require(name)
@@ -62,7 +65,8 @@ enum ExternalTool {
         _ = FileManager.default.createFile(atPath: stdinURL.path, contents: stdin ?? Data())
 
         let child = try await ChildProcess.start(
-            executable, arguments, stdin: stdinURL.path, stdout: stdoutURL.path, stderr: stderrURL.path
+            executable, arguments, environment: environment, workingDirectory: workingDirectory?.path,
+            stdin: stdinURL.path, stdout: stdoutURL.path, stderr: stderrURL.path
         )
         let (exit, timedOut) = try await child.waitForExit(killingAfter: timeout)
         return ToolResult(
