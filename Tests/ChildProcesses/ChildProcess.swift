@@ -118,8 +118,41 @@ public final class ChildProcess: Sendable {
         return ChildProcess(pid: pid, ending: ending, ended: ended)
     }
 
-    /// Runs `executable` to its end and returns what it printed on standard output (and standard error too, in
-    /// the order written, when `includingErrors`), killing it after `timeout`. Standard input is empty.
+    /// Runs `executable` to its end, feeding it `stdin` (nothing when `nil`), and returns what it printed, killing
+    /// it after `timeout` (`timedOut` then says so). With `includingErrors`, standard error goes into `stdout` in
+    /// the order written, as a shared pipe would have it, and `stderr` is empty.
+    public static func capture(
+        _ executable: String,
+        _ arguments: [String],
+        stdin: Data? = nil,
+        environment: [String: String]? = nil,
+        workingDirectory: String? = nil,
+        includingErrors: Bool = false,
+        timeout: Duration
+    ) async throws -> ChildRun {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-child-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let stdoutPath = scratch.appendingPathComponent("stdout").path
+        let stderrPath = includingErrors ? stdoutPath : scratch.appendingPathComponent("stderr").path
+        let stdinPath = try stdin.map { bytes in
+            let path = scratch.appendingPathComponent("stdin").path
+            try bytes.write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        let child = try await start(
+            executable, arguments, environment: environment, workingDirectory: workingDirectory,
+            stdin: stdinPath, stdout: stdoutPath, stderr: stderrPath
+        )
+        let (exit, timedOut) = try await child.waitForExit(killingAfter: timeout)
+        func read(_ path: String) -> String {
+            String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data(), as: UTF8.self)
+        }
+        return ChildRun(exit: exit, stdout: read(stdoutPath), stderr: includingErrors ? "" : read(stderrPath), timedOut: timedOut)
+    }
+
+    /// ``capture(_:_:stdin:environment:workingDirectory:includingErrors:timeout:)`` for a program that must finish:
+    /// past `timeout` it is killed and that is an error. Returns how it ended and its standard output.
     public static func run(
         _ executable: String,
         _ arguments: [String],
@@ -128,19 +161,12 @@ public final class ChildProcess: Sendable {
         includingErrors: Bool = false,
         timeout: Duration = .seconds(60)
     ) async throws -> (exit: ChildExit, output: String) {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-child-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let output = scratch.appendingPathComponent("output").path
-        // Both streams appended to one file keep their order, as a shared pipe would.
-        let child = try await start(
+        let run = try await capture(
             executable, arguments, environment: environment, workingDirectory: workingDirectory,
-            stdout: output, stderr: includingErrors ? output : scratch.appendingPathComponent("stderr").path
+            includingErrors: includingErrors, timeout: timeout
         )
-        let (exit, timedOut) = try await child.waitForExit(killingAfter: timeout)
-        let printed = String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: output))) ?? Data(), as: UTF8.self)
-        if timedOut { throw ChildProcessError(description: "\(executable) \(arguments) still ran after \(timeout): killed\n\(printed)") }
-        return (exit, printed)
+        if run.timedOut { throw ChildProcessError(description: "\(executable) \(arguments) still ran after \(timeout): killed\n\(run.stdout)") }
+        return (run.exit, run.stdout)
     }
 
     /// How it ended, or `nil` while it runs.
@@ -177,6 +203,15 @@ public final class ChildProcess: Sendable {
 /// How the process ended, shared by the task that waits for it and the ``ChildProcess`` that reports it.
 private final class EndedBox: Sendable {
     let exit = Mutex<ChildExit?>(nil)
+}
+
+/// What a program run to its end did.
+public struct ChildRun: Sendable {
+    public var exit: ChildExit
+    public var stdout: String
+    public var stderr: String
+    /// It ran past its deadline and was killed.
+    public var timedOut: Bool
 }
 
 /// A child process could not be started.

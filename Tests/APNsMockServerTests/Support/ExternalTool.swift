@@ -52,30 +52,11 @@ enum ExternalTool {
         workingDirectory: URL? = nil,
         timeout: Duration = .seconds(20)
     ) async throws -> ToolResult {
-        let executable = try require(name)
-        let scratch = FileManager.default.temporaryDirectory
-            .appendingPathComponent("apns-mock-tool-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let stdoutURL = scratch.appendingPathComponent("stdout")
-        let stderrURL = scratch.appendingPathComponent("stderr")
-        let stdinURL = scratch.appendingPathComponent("stdin")
-        _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: stdinURL.path, contents: stdin ?? Data())
-
-        let child = try await ChildProcess.start(
-            executable, arguments, environment: environment, workingDirectory: workingDirectory?.path,
-            stdin: stdinURL.path, stdout: stdoutURL.path, stderr: stderrURL.path
+        let run = try await ChildProcess.capture(
+            try require(name), arguments, stdin: stdin ?? Data(), environment: environment,
+            workingDirectory: workingDirectory?.path, timeout: timeout
         )
-        let (exit, timedOut) = try await child.waitForExit(killingAfter: timeout)
-        return ToolResult(
-            command: [name] + arguments,
-            exitCode: exit.status,
-            stdout: String(decoding: (try? Data(contentsOf: stdoutURL)) ?? Data(), as: UTF8.self),
-            stderr: String(decoding: (try? Data(contentsOf: stderrURL)) ?? Data(), as: UTF8.self),
-            timedOut: timedOut
-        )
+        return ToolResult(command: [name] + arguments, exitCode: run.exit.status, stdout: run.stdout, stderr: run.stderr, timedOut: run.timedOut)
     }
 
     /// A scratch file holding `contents`, removed by `body`'s end.
