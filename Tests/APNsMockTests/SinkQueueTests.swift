@@ -47,6 +47,36 @@ struct SinkQueueTests {
         #expect(Array(queue.takeAll().elements) == [6])
     }
 
+    /// The consumer gives a written batch back with its elements; a producer takes it (once), empties it and
+    /// recycles it; a second batch given back before the first was taken stays with the consumer.
+    @Test func aWrittenBatchGivenBackIsTakenOnceThenRecycled() {
+        var queue = SinkQueue<Int>(name: "file", capacity: 100, policy: .backPressure)
+        let nothingYet = queue.takeWritten()
+        #expect(nothingYet == nil)
+        _ = queue.push(contentsOf: [1, 2, 3])
+        var first = queue.takeAll().elements
+        let firstGiven = queue.giveBack(&first)
+        #expect(firstGiven && first.isEmpty)
+        _ = queue.push(contentsOf: [4, 5])
+        var second = queue.takeAll().elements
+        let secondGiven = queue.giveBack(&second)
+        #expect(!secondGiven && Array(second) == [4, 5])
+        guard var written = queue.takeWritten() else {
+            Issue.record("the batch given back was not there to take")
+            return
+        }
+        #expect(Array(written) == [1, 2, 3])
+        let takenTwice = queue.takeWritten()
+        #expect(takenTwice == nil)
+        written.removeAll(keepingCapacity: true)
+        queue.recycle(&written)
+        _ = queue.push(6)
+        #expect(Array(queue.takeAll().elements) == [6])
+        let secondGivenLater = queue.giveBack(&second)
+        let secondTaken = queue.takeWritten().map(Array.init)
+        #expect(secondGivenLater && secondTaken == [4, 5])
+    }
+
     @Test func aBatchAsksForTheStrongestActionAnyOfItsElementsDid() {
         var queue = SinkQueue<Int>(name: "file", capacity: 4, policy: .backPressure)
         #expect(queue.push(contentsOf: [1, 2]) == .wakeConsumer)

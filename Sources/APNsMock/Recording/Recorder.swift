@@ -75,6 +75,7 @@ public final class Recorder: Sendable {
     /// Stores a batch made by `record(…into:…)`, in order, and empties it.
     public func commit(_ batch: inout [RecordedNotification]) {
         store.append(contentsOf: &batch)
+        for sink in sinks { sink.releaseWritten() }
     }
 
     private func recording(

@@ -11,6 +11,10 @@ public protocol RecordingSink: AnyObject, Sendable {
     /// As `enqueue(contentsOf:)`, for the last sink given a batch: it may move the recordings out of the array
     /// (leaving it empty) instead of copying them, a retain and a release fewer of every object each one holds.
     func enqueue(moving recordings: inout [RecordedNotification])
+    /// Called by the recorder on an event loop after each batch it stored, with no lock held: a sink whose
+    /// consumer runs on another thread lets go here of the recordings it has finished with, so that their shared
+    /// storage is released on the thread that retains it (see `SinkQueue.giveBack`). Cheap when there are none.
+    func releaseWritten()
     /// False while the sink would drop whatever it is given (a live feed with no reader): the recorder then skips
     /// making its copies.
     var isListening: Bool { get }
@@ -32,6 +36,8 @@ extension RecordingSink {
     public var receivesOtherReplicas: Bool { false }
 
     public func cleared(upTo sequence: UInt64) {}
+
+    public func releaseWritten() {}
 
     public func enqueue(contentsOf recordings: [RecordedNotification]) {
         for recording in recordings { enqueue(recording) }

@@ -43,6 +43,9 @@ final class WriterThreadSink: RecordingSink {
     private let forgetsClearedRecordings: Bool
     private let backPressure: RecordingBackPressure
     private let queue: Mutex<SinkQueue<RecordedNotification>>
+    /// The writer gave a written batch back (`SinkQueue.giveBack`): read without the lock by every commit, written
+    /// with it held.
+    private let hasWrittenBatch = Atomic(false)
     /// Wakes the writer thread; guarded by its own lock.
     private let wake = NSCondition()
     private let control = Mutex(Control())
@@ -94,6 +97,22 @@ final class WriterThreadSink: RecordingSink {
 
     func enqueue(moving recordings: inout [RecordedNotification]) {
         carryOut(queue.withLock { $0.pushRecordings(moving: &recordings) })
+    }
+
+    func releaseWritten() {
+        guard hasWrittenBatch.load(ordering: .relaxed) else { return }
+        letGoOfWrittenBatch()
+    }
+
+    /// Empties the batch the writer gave back on this thread, outside the queue's lock, and gives the queue its
+    /// capacity back (see `SinkQueue.giveBack`).
+    private func letGoOfWrittenBatch() {
+        guard var spent = queue.withLock({ queue -> Deque<RecordedNotification>? in
+            hasWrittenBatch.store(false, ordering: .relaxed)
+            return queue.takeWritten()
+        }) else { return }
+        spent.removeAll(keepingCapacity: true)
+        queue.withLock { $0.recycle(&spent) }
     }
 
     private func carryOut(_ action: SinkQueue<RecordedNotification>.PushAction) {
@@ -161,6 +180,9 @@ final class WriterThreadSink: RecordingSink {
             }
             if release { backPressure.release() }
             if batch.isEmpty {
+                // Nothing came while it lingered: the load has stopped, and no event loop will come for the batch
+                // given back, whose recordings would stay in memory after the store let them go.
+                if lingered { letGoOfWrittenBatch() }
                 if control.withLock({ $0.finishing }) { break }
                 wake.lock()
                 // Decided under the condition's lock, so a push between the take and the wait is not missed: it
@@ -186,12 +208,18 @@ final class WriterThreadSink: RecordingSink {
             // Nothing more queued: what the writer held back goes out before the batch counts as written.
             if error == nil, queue.withLock({ $0.count == 0 }) { error = writer.flush() }
             let count = batch.count
-            batch.removeAll(keepingCapacity: true)
-            queue.withLock { queue in
+            // Given back for an event loop to let go of (see `SinkQueue.giveBack`), unless the last one still waits.
+            let givenBack = queue.withLock { queue in
                 queue.finished(count)
                 if let error { queue.failed(error) }
-                queue.recycle(&batch)
                 queue.linger()
+                guard queue.giveBack(&batch) else { return false }
+                hasWrittenBatch.store(true, ordering: .relaxed)
+                return true
+            }
+            if !givenBack {
+                batch.removeAll(keepingCapacity: true)
+                queue.withLock { $0.recycle(&batch) }
             }
         }
         // Anything left engaged must not hold the provider port once the file is done.
