@@ -325,7 +325,7 @@ public final class NotificationProcessor: Sendable {
             sizeLimit: isBroadcast ? broadcastValidator.policy.maxPayloadBytes : validator.payloadLimit(pushType: headers.pushType.flatMap(PushType.init(rawValue:)), topic: headers.topic),
             isBroadcast: isBroadcast
         )
-        if let memo = state.lastLint, memo.context == context, memo.payload == request.payload { return memo.warnings }
+        if let memo = state.lastLint, memo.context == context, ASCII.equal(memo.payload, request.payload) { return memo.warnings }
         let warnings = PayloadLint.warnings(request.payload, payloadSize: request.payloadSize, context: context)
         state.lastLint = LintMemo(payload: request.payload, context: context, warnings: warnings)
         return warnings
