@@ -1,4 +1,3 @@
-import DequeModule
 import Foundation
 import Synchronization
 import Testing
@@ -17,8 +16,8 @@ struct WriterThreadSinkTests {
         let closed = Mutex(false)
         var forgetsClearedRecordings: Bool { false }
 
-        func write(_ batch: Deque<RecordedNotification>) -> String? {
-            sequences.withLock { $0 += batch.map(\.sequence) }
+        func write(_ batch: [[RecordedNotification]]) -> String? {
+            sequences.withLock { $0 += batch.joined().map(\.sequence) }
             return nil
         }
 

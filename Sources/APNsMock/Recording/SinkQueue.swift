@@ -12,21 +12,33 @@ public enum SinkQueuePolicy: String, Sendable, Equatable {
 
 /// A sink's bounded queue as a value: what to do on each push and take, with no threads, so its policy is tested
 /// on its own. The sink guards it with a lock and carries out what it returns.
+///
+/// A skip-ahead queue keeps its elements in a deque (it drops its oldest on every push once full, in constant time).
+/// A back-pressure queue keeps the arrays it is given as they are (`chunks`): an event loop hands over a read's
+/// recordings as one array, and the consumer takes the arrays, so no element is moved or copied between them.
 public struct SinkQueue<Element> {
     public let capacity: Int
     public let policy: SinkQueuePolicy
-    /// A deque: a skip-ahead queue drops its oldest element on every push once full, in constant time.
+    /// A skip-ahead queue's elements.
     private var elements = Deque<Element>()
-    /// An empty deque with capacity (see `recycle`).
-    private var spare = Deque<Element>()
-    /// A written batch the consumer handed back still holding its elements, for a producer to let go of (see
+    /// A back-pressure queue's elements, in order: the arrays pushed, each kept whole.
+    private var chunks: [[Element]] = []
+    /// Elements queued, in either form.
+    private var queued = 0
+    /// Emptied arrays with their capacity (see `recycle`), swapped for the arrays pushed by moving, so that the
+    /// pusher fills one it already has room in.
+    private var spareArrays: [[Element]] = []
+    /// A written batch the consumer handed back still holding its elements, for an event loop to let go of (see
     /// `giveBack`).
-    private var written = Deque<Element>()
+    private var written: [[Element]] = []
     public private(set) var statistics: RecordingSinkStatistics
     /// The provider port was asked to pause and has not been released yet.
     public private(set) var isPushingBack = false
     /// The consumer comes back on its own within moments (see `linger()`): a push need not wake it.
     public private(set) var consumerLingers = false
+
+    /// Spare arrays kept at most: more than a writer's batch usually holds reads of.
+    static var spareArrayLimit: Int { 256 }
 
     /// What the sink must do after a push.
     public enum PushAction: Equatable {
@@ -51,17 +63,23 @@ public struct SinkQueue<Element> {
         self.statistics = RecordingSinkStatistics(name: name, policy: policy, capacity: capacity)
     }
 
-    public var count: Int { elements.count }
+    public var count: Int { queued }
 
     /// Queues an element. With back-pressure the queue may pass its capacity by what is already in flight (the
     /// requests of the read batches being handled when it filled): nothing is ever refused.
     public mutating func push(_ element: Element) -> PushAction {
-        if policy == .skipAhead, elements.count >= capacity {
-            elements.removeFirst()
-            statistics.skipped += 1
+        let wasEmpty = queued == 0
+        if policy == .skipAhead {
+            if elements.count >= capacity {
+                elements.removeFirst()
+                queued -= 1
+                statistics.skipped += 1
+            }
+            elements.append(element)
+        } else {
+            chunks.append([element])
         }
-        let wasEmpty = elements.isEmpty
-        elements.append(element)
+        queued += 1
         return settle(wasEmpty: wasEmpty)
     }
 
@@ -69,10 +87,11 @@ public struct SinkQueue<Element> {
     public mutating func push(contentsOf batch: [Element]) -> PushAction {
         guard !batch.isEmpty else { return .none }
         if policy == .backPressure {
-            // What pushing them one at a time would do, in one append: an event loop hands over a read's
-            // recordings at once, under the sink's lock.
-            let wasEmpty = elements.isEmpty
-            elements.append(contentsOf: batch)
+            // What pushing them one at a time would do, in one step: the array is kept as it is (shared with the
+            // caller until either changes it).
+            let wasEmpty = queued == 0
+            chunks.append(batch)
+            queued += batch.count
             return settle(wasEmpty: wasEmpty)
         }
         var strongest = PushAction.none
@@ -86,39 +105,57 @@ public struct SinkQueue<Element> {
         return strongest
     }
 
-    /// As `push(contentsOf:)`, moving the elements out of `batch` (left empty, with its capacity) instead of
-    /// copying them: for elements holding references, a retain and a release fewer of each, on an event loop.
+    /// As `push(contentsOf:)`, taking the array itself: `batch` is left empty, with the capacity of a spare array
+    /// when there is one. With back-pressure nothing is copied or moved (every recording used to be moved three
+    /// times or more on its way in, ~140 bytes each, the event loops' largest extra cost with a file); with
+    /// skip-ahead the elements are moved into the deque.
     public mutating func push(moving batch: inout [Element]) -> PushAction {
-        guard policy == .backPressure, !batch.isEmpty else {
+        guard !batch.isEmpty else { return .none }
+        guard policy == .backPressure else {
             defer { batch.removeAll(keepingCapacity: true) }
             return push(contentsOf: batch)
         }
-        let wasEmpty = elements.isEmpty
-        // Taken from the back after one reversal (a swap moves): `popLast` and `append` move, where appending the
-        // array copied each element and dropping the array released it again.
-        batch.reverseByMoving()
-        while let element = batch.popLast() { elements.append(element) }
+        let wasEmpty = queued == 0
+        queued += batch.count
+        var taken = spareArrays.popLast() ?? []
+        swap(&taken, &batch)
+        chunks.append(taken)
         return settle(wasEmpty: wasEmpty)
     }
 
-    /// Takes everything queued (the consumer writes it as one batch), leaving the deque `recycle` kept in its
-    /// place.
+    /// Takes everything queued, in order, as one deque (a skip-ahead queue's consumer writes it as one batch; for a
+    /// back-pressure queue the arrays are joined, see `takeChunks`).
     public mutating func takeAll() -> (elements: Deque<Element>, action: TakeAction) {
-        // Moved out, not copied: a copy retained every element (on the consumer's thread, while event loops retain
-        // the same shared storage) only to release them again.
+        if policy == .backPressure {
+            let (chunks, action) = takeChunks()
+            return (Deque(chunks.joined()), action)
+        }
+        // Moved out, not copied.
         var taken = Deque<Element>()
-        swap(&taken, &spare)
         swap(&taken, &elements)
+        queued = 0
         statistics.queued = 0
         return (taken, releaseIfDrained())
     }
 
-    /// Keeps a written batch's deque, emptied by the consumer (outside the lock) with its capacity, for the next
-    /// `takeAll` to leave in the queue: a new deque for every batch made event loops grow it from nothing, each
-    /// large growth fresh memory from the kernel (page faults) on the provider's path.
-    public mutating func recycle(_ spent: inout Deque<Element>) {
-        precondition(spent.isEmpty, "a recycled deque must be empty")
-        swap(&spare, &spent)
+    /// Takes everything a back-pressure queue holds, in order, as the arrays it was given: moved out, not copied (a
+    /// copy retained every element, on the consumer's thread, while event loops retain the same shared storage).
+    public mutating func takeChunks() -> (chunks: [[Element]], action: TakeAction) {
+        precondition(policy == .backPressure, "a skip-ahead queue is taken with takeAll")
+        var taken: [[Element]] = []
+        swap(&taken, &chunks)
+        queued = 0
+        statistics.queued = 0
+        return (taken, releaseIfDrained())
+    }
+
+    /// Keeps arrays emptied (outside the lock) with their capacity, for `push(moving:)` to hand back to the pusher:
+    /// a new array for every read made event loops grow one from nothing, each large growth fresh memory from the
+    /// kernel (page faults) on the provider's path.
+    public mutating func recycle(_ spent: inout [[Element]]) {
+        precondition(spent.allSatisfy(\.isEmpty), "recycled arrays must be empty")
+        while spareArrays.count < Self.spareArrayLimit, let array = spent.popLast() { spareArrays.append(array) }
+        spent.removeAll()
     }
 
     /// Keeps a written batch with its elements in it, for an event loop to take (`takeWritten`, from
@@ -128,16 +165,17 @@ public struct SinkQueue<Element> {
     /// loop's `swift_retain` and `swift_release` took 58% and 37% more time per request than without).
     /// Returns false, leaving `spent` as it was, while the last one given back has not been taken (the consumer
     /// then empties its own).
-    public mutating func giveBack(_ spent: inout Deque<Element>) -> Bool {
+    public mutating func giveBack(_ spent: inout [[Element]]) -> Bool {
         guard written.isEmpty else { return false }
         swap(&written, &spent)
         return true
     }
 
-    /// The written batch given back, if any: the caller empties it outside the lock and hands it to `recycle`.
-    public mutating func takeWritten() -> Deque<Element>? {
+    /// The written batch given back, if any: the caller empties its arrays outside the lock and hands them to
+    /// `recycle`.
+    public mutating func takeWritten() -> [[Element]]? {
         guard !written.isEmpty else { return nil }
-        var taken = Deque<Element>()
+        var taken: [[Element]] = []
         swap(&taken, &written)
         return taken
     }
@@ -161,7 +199,7 @@ public struct SinkQueue<Element> {
 
     /// The consumer's take found nothing; `lingeredAlready` says whether it has just lingered in vain.
     public mutating func idle(lingeredAlready: Bool) -> IdleAction {
-        guard elements.isEmpty else { return .takeAgain }
+        guard queued == 0 else { return .takeAgain }
         if consumerLingers, !lingeredAlready { return .linger }
         consumerLingers = false
         return .sleep
@@ -178,9 +216,9 @@ public struct SinkQueue<Element> {
 
     /// After elements went in: the counts, and what the sink must do (see `PushAction`).
     private mutating func settle(wasEmpty: Bool) -> PushAction {
-        statistics.queued = elements.count
-        statistics.peakQueued = max(statistics.peakQueued, elements.count)
-        if policy == .backPressure, !isPushingBack, elements.count >= capacity {
+        statistics.queued = queued
+        statistics.peakQueued = max(statistics.peakQueued, queued)
+        if policy == .backPressure, !isPushingBack, queued >= capacity {
             isPushingBack = true
             statistics.backPressurePauses += 1
             return .engageBackPressure
@@ -189,7 +227,7 @@ public struct SinkQueue<Element> {
     }
 
     private mutating func releaseIfDrained() -> TakeAction {
-        guard isPushingBack, elements.count <= capacity / 2 else { return .none }
+        guard isPushingBack, queued <= capacity / 2 else { return .none }
         isPushingBack = false
         return .releaseBackPressure
     }

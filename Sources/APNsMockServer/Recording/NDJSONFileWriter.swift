@@ -1,6 +1,5 @@
 import APNsMock
 import CFileSpace
-import DequeModule
 
 #if canImport(Glibc)
 import Glibc
@@ -53,15 +52,16 @@ final class NDJSONFileWriter: RecordBatchWriter {
     /// Each write ends on a multiple of `chunkSize` in the file: the kernel's work for whole, aligned pages is less
     /// than for writes that start and end mid-page (a C program writing 545 MB so: 240–300 ms of CPU mid-page,
     /// 190–260 aligned, 170 aligned with the space reserved).
-    func write(_ batch: Deque<RecordedNotification>) -> String? {
-        // Read in place: copying each recording out of the deque retained its shared storage, whose count the event
-        // loops change on other cores as they record (the writer's largest symbol in a profile). A back-pressure
-        // queue is filled from empty, so its deque is one contiguous run.
-        if let outcome = batch.withContiguousStorageIfAvailable({ encode($0) }) { return outcome }
-        return encode(batch)
+    func write(_ batch: [[RecordedNotification]]) -> String? {
+        // Read in place: copying each recording out retained its shared storage, whose count the event loops change
+        // on other cores as they record (the writer's largest symbol in a profile).
+        for index in batch.indices {
+            if let error = batch[index].withUnsafeBufferPointer({ encode($0) }) { return error }
+        }
+        return nil
     }
 
-    private func encode(_ recordings: some Collection<RecordedNotification>) -> String? {
+    private func encode(_ recordings: UnsafeBufferPointer<RecordedNotification>) -> String? {
         for index in recordings.indices {
             recordings[index].writeJSON(into: &json, shapes: &shapes)
             json.newline()

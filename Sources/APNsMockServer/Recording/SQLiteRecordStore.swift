@@ -1,5 +1,4 @@
 import APNsMock
-import DequeModule
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -130,8 +129,8 @@ final class SQLiteRecordStore: RecordBatchWriter {
     var forgetsClearedRecordings: Bool { true }
 
     /// One transaction for the batch, then the oldest rows past `capacity` go.
-    func write(_ batch: Deque<RecordedNotification>) -> String? {
-        guard let last = batch.last?.sequence else { return nil }
+    func write(_ batch: [[RecordedNotification]]) -> String? {
+        guard let last = batch.last?.last?.sequence else { return nil }
         do {
             try database.write { db in
                 let insert = try db.cachedStatement(sql: """
@@ -143,7 +142,7 @@ final class SQLiteRecordStore: RecordBatchWriter {
                 // Bound with SQLite's own calls: GRDB's `StatementArguments` box each of the 24 values in an
                 // existential, which was most of the writer's time (measured: 31k against 102k pushes/s).
                 let statement = insert.sqliteStatement
-                for recording in batch {
+                for recording in batch.joined() {
                     let row = RecordingRow(recording, cache: &rowCache)
                     var binder = Binder(statement: statement)
                     binder.bind(Int64(row.sequence))

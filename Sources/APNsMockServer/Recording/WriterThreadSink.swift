@@ -1,5 +1,4 @@
 import APNsMock
-import DequeModule
 import Foundation
 import Synchronization
 
@@ -12,8 +11,9 @@ import Darwin
 /// What a lossless sink does on its own thread with each batch it takes: the NDJSON file, the SQLite store.
 /// Called from that thread only.
 protocol RecordBatchWriter: AnyObject {
-    /// Writes a batch (in sequence order); returns the error, if any, as text.
-    func write(_ batch: Deque<RecordedNotification>) -> String?
+    /// Writes a batch (in sequence order: the arrays event loops handed over, each in order, none empty); returns
+    /// the error, if any, as text.
+    func write(_ batch: [[RecordedNotification]]) -> String?
     /// Whether `DELETE /admin/notifications` concerns it: a store forgets, a log (the NDJSON file) keeps.
     var forgetsClearedRecordings: Bool { get }
     /// Forgets every recording up to `sequence` (`DELETE /admin/notifications`); returns the error, if any.
@@ -107,12 +107,17 @@ final class WriterThreadSink: RecordingSink {
     /// Empties the batch the writer gave back on this thread, outside the queue's lock, and gives the queue its
     /// capacity back (see `SinkQueue.giveBack`).
     private func letGoOfWrittenBatch() {
-        guard var spent = queue.withLock({ queue -> Deque<RecordedNotification>? in
+        guard var spent = queue.withLock({ queue -> [[RecordedNotification]]? in
             hasWrittenBatch.store(false, ordering: .relaxed)
             return queue.takeWritten()
         }) else { return }
-        spent.removeAll(keepingCapacity: true)
+        Self.empty(&spent)
         queue.withLock { $0.recycle(&spent) }
+    }
+
+    /// Empties each array, keeping its capacity.
+    private static func empty(_ chunks: inout [[RecordedNotification]]) {
+        for index in chunks.indices { chunks[index].removeAll(keepingCapacity: true) }
     }
 
     private func carryOut(_ action: SinkQueue<RecordedNotification>.PushAction) {
@@ -173,10 +178,10 @@ final class WriterThreadSink: RecordingSink {
                 if let error = writer.clear(upTo: upTo) { queue.withLock { $0.failed(error) } }
             }
             var release = false
-            var batch = queue.withLock { queue -> Deque<RecordedNotification> in
-                let taken = queue.takeAll()
+            var batch = queue.withLock { queue -> [[RecordedNotification]] in
+                let taken = queue.takeChunks()
                 release = taken.action == .releaseBackPressure
-                return taken.elements
+                return taken.chunks
             }
             if release { backPressure.release() }
             if batch.isEmpty {
@@ -204,10 +209,19 @@ final class WriterThreadSink: RecordingSink {
             lingered = false
             // Recordings a clear has removed from the store since they were queued are not written.
             let clearedUpTo = control.withLock { $0.clearedUpTo }
-            var error = writer.write(batch[0].sequence > clearedUpTo ? batch : Deque(batch.filter { $0.sequence > clearedUpTo }))
+            var error: String?
+            if batch[0][0].sequence > clearedUpTo {
+                error = writer.write(batch)
+            } else {
+                let kept = batch.compactMap { chunk -> [RecordedNotification]? in
+                    let kept = chunk.filter { $0.sequence > clearedUpTo }
+                    return kept.isEmpty ? nil : kept
+                }
+                if !kept.isEmpty { error = writer.write(kept) }
+            }
             // Nothing more queued: what the writer held back goes out before the batch counts as written.
             if error == nil, queue.withLock({ $0.count == 0 }) { error = writer.flush() }
-            let count = batch.count
+            let count = batch.reduce(0) { $0 + $1.count }
             // Given back for an event loop to let go of (see `SinkQueue.giveBack`), unless the last one still waits.
             let givenBack = queue.withLock { queue in
                 queue.finished(count)
@@ -218,7 +232,7 @@ final class WriterThreadSink: RecordingSink {
                 return true
             }
             if !givenBack {
-                batch.removeAll(keepingCapacity: true)
+                Self.empty(&batch)
                 queue.withLock { $0.recycle(&batch) }
             }
         }
