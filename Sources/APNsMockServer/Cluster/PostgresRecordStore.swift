@@ -46,23 +46,18 @@ final class PostgresRecordStore: RecordBatchWriter {
     /// waiting for it: PostgreSQL takes one batch while the next is encoded (measured: its backend sat idle a fifth
     /// of the time while the writer encoded). Returns the previous batch's error, if any; `close` the last one's.
     func write(_ batch: [[RecordedNotification]]) -> String? {
-        let total = batch.reduce(0) { $0 + $1.count }
+        let total = batch.recordingCount
         guard total > 0 else { return nil }
         // Encoded here, on the writer thread (the event loop only sends the bytes), in chunks of rows: one COPY
         // streams them all, and a large batch is never one buffer of tens of megabytes.
         var chunks: [ByteBuffer] = []
         var rows = CopyTextEncoder(capacity: min(Self.rowsPerChunk, total) * 512)
-        var inChunk = 0
-        var encoded = 0
-        for recording in batch.joined() {
-            rows.append(RecordingRow(recording, cache: &rowCache), replica: replica)
-            inChunk += 1
-            encoded += 1
-            if inChunk == Self.rowsPerChunk, encoded < total {
+        for (index, recording) in batch.joined().enumerated() {
+            if index > 0, index % Self.rowsPerChunk == 0 {
                 chunks.append(rows.buffer)
-                rows = CopyTextEncoder(capacity: min(Self.rowsPerChunk, total - encoded) * 512)
-                inChunk = 0
+                rows = CopyTextEncoder(capacity: min(Self.rowsPerChunk, total - index) * 512)
             }
+            rows.append(RecordingRow(recording, cache: &rowCache), replica: replica)
         }
         chunks.append(rows.buffer)
         let previous = finishInFlight()

@@ -26,6 +26,11 @@ protocol RecordBatchWriter: AnyObject {
     func close() -> String?
 }
 
+extension [[RecordedNotification]] {
+    /// The recordings in a writer's batch (see `RecordBatchWriter.write`).
+    var recordingCount: Int { reduce(0) { $0 + $1.count } }
+}
+
 extension RecordBatchWriter {
     func flush() -> String? { nil }
 }
@@ -111,13 +116,13 @@ final class WriterThreadSink: RecordingSink {
             hasWrittenBatch.store(false, ordering: .relaxed)
             return queue.takeWritten()
         }) else { return }
-        Self.empty(&spent)
-        queue.withLock { $0.recycle(&spent) }
+        recycle(&spent)
     }
 
-    /// Empties each array, keeping its capacity.
-    private static func empty(_ chunks: inout [[RecordedNotification]]) {
+    /// Empties each array here, outside the lock, keeping its capacity, and gives them to the queue to fill again.
+    private func recycle(_ chunks: inout [[RecordedNotification]]) {
         for index in chunks.indices { chunks[index].removeAll(keepingCapacity: true) }
+        queue.withLock { $0.recycle(&chunks) }
     }
 
     private func carryOut(_ action: SinkQueue<RecordedNotification>.PushAction) {
@@ -221,7 +226,7 @@ final class WriterThreadSink: RecordingSink {
             }
             // Nothing more queued: what the writer held back goes out before the batch counts as written.
             if error == nil, queue.withLock({ $0.count == 0 }) { error = writer.flush() }
-            let count = batch.reduce(0) { $0 + $1.count }
+            let count = batch.recordingCount
             // Given back for an event loop to let go of (see `SinkQueue.giveBack`), unless the last one still waits.
             let givenBack = queue.withLock { queue in
                 queue.finished(count)
@@ -231,10 +236,7 @@ final class WriterThreadSink: RecordingSink {
                 hasWrittenBatch.store(true, ordering: .relaxed)
                 return true
             }
-            if !givenBack {
-                Self.empty(&batch)
-                queue.withLock { $0.recycle(&batch) }
-            }
+            if !givenBack { recycle(&batch) }
         }
         // Anything left engaged must not hold the provider port once the file is done.
         if queue.withLock({ $0.isPushingBack }) { backPressure.release() }
