@@ -49,14 +49,19 @@ public struct HTTP2RequestLimits: Sendable, Equatable {
 }
 
 /// Something the session learned while reading that the connection handler must act on.
+///
+/// Each names its stream's state rather than carrying copies of the request and the outcome: a request and an
+/// outcome together are over 300 bytes, and moving them into the event list, reversing it and taking them out
+/// again was about 5% of a request's CPU in profiles (`memmove`). The session reuses a stream's state only
+/// once no event holds it.
 enum HTTP2SessionEvent {
     /// A request is complete (or its body passed the hard bound): it needs an answer.
-    case request(streamID: Int32, APNsRequest)
+    case request(HTTP2ServerSession.Stream)
     /// A stream ended before its request did: record it, there is nothing to answer.
-    case abandoned(streamID: Int32, APNsRequest, because: String)
-    /// A decided answer's fate is known: its last frame was handed to the socket layer, or the stream or the
-    /// connection closed before it could be (then `delivery` says why).
-    case finished(streamID: Int32, APNsRequest, RecordingOutcome, AnswerDelivery)
+    case abandoned(HTTP2ServerSession.Stream, because: String)
+    /// A decided answer's fate is known (the stream's `outcome`): its last frame was handed to the socket layer,
+    /// or the stream or the connection closed before it could be (then `delivery` says why).
+    case finished(HTTP2ServerSession.Stream, AnswerDelivery)
     /// libnghttp2 itself ended the connection with GOAWAY (a limit of its own, or a protocol error by the peer).
     case libraryGoAway(errorCode: UInt32, lastStreamID: Int32)
 }
@@ -75,32 +80,42 @@ enum HTTP2SessionError: Error, Equatable {
 /// into this object synchronously from `receive` and `drainOutput`, through an unretained pointer; that is
 /// sound because the C session is deleted in `close()` and `deinit`, before this object goes away.
 final class HTTP2ServerSession {
-    private final class StreamState {
-        var id: Int32
+    /// One stream: its request as it arrives, and what its answer's recording needs.
+    final class Stream {
+        fileprivate(set) var id: Int32
         /// The request's pseudo-headers and headers as they arrive, as bytes (no `String` per field).
-        var head = RequestHead(reservingCapacity: 256)
-        var headerListSize = 0
-        var headerListTooLarge = false
-        var body: [UInt8] = []
-        var bodySize = 0
-        var requestEnded = false
+        fileprivate var head = RequestHead(reservingCapacity: 256)
+        fileprivate var headerListSize = 0
+        fileprivate var headerListTooLarge = false
+        fileprivate var body: [UInt8] = []
+        fileprivate var bodySize = 0
+        fileprivate var requestEnded = false
         /// An event asking for this stream's answer has been handed out.
-        var awaitingAnswer = false
-        var answered = false
+        fileprivate var awaitingAnswer = false
+        fileprivate var answered = false
         /// Answered before the client finished sending: reset the stream once the answer is out.
-        var resetAfterAnswer = false
-        var responseBody: [UInt8] = []
-        var responseBodyOffset = 0
-        /// What the decided answer's recording needs, held until the answer's last frame is sent or the stream
-        /// closes without it.
-        var outcome: RecordingOutcome?
+        fileprivate var resetAfterAnswer = false
+        fileprivate var responseBody: [UInt8] = []
+        fileprivate var responseBodyOffset = 0
+        /// What the decided answer's recording needs (`attach`); kept once its fate is known, for the `.finished`
+        /// event's handler to record.
+        fileprivate(set) var outcome: RecordingOutcome?
+        /// `outcome` waits for the answer's last frame to be sent, or the stream to close without it.
+        fileprivate var awaitingDelivery = false
+        /// Closed by libnghttp2 or with the session: answers and outcomes are no longer taken.
+        fileprivate var isClosed = false
 
-        init(id: Int32) {
+        fileprivate init(id: Int32) {
             self.id = id
         }
 
+        /// The request as received so far (all of it once the request has ended).
+        var request: APNsRequest {
+            APNsRequest(head: head, payload: body, payloadSize: bodySize, headerListTooLarge: headerListTooLarge)
+        }
+
         /// Ready for another stream, with the buffers' capacity kept (a small body's only: a large one is let go).
-        func reuse(id: Int32) {
+        fileprivate func reuse(id: Int32) {
             self.id = id
             head.removeAll()
             headerListSize = 0
@@ -114,24 +129,26 @@ final class HTTP2ServerSession {
             responseBody = []
             responseBodyOffset = 0
             outcome = nil
+            awaitingDelivery = false
+            isClosed = false
         }
 
         private static let keptBodyCapacity = 4096
     }
 
     private var session: OpaquePointer?
-    private var streams = StreamTable<StreamState>()
+    private var streams = StreamTable<Stream>()
     /// Closed streams' state, reused by the next ones: allocating it and its buffers for every stream, and
     /// freeing them in bursts, was several percent of a request in profiles (glibc's bins churned). At most
     /// `maxSpareStreams`, and only as many as were open at once.
-    private var spareStreams: [StreamState] = []
+    private var spareStreams: [Stream] = []
     private static let maxSpareStreams = 128
     /// The last stream touched: requests arrive as HEADERS then DATA on one stream, so this saves most lookups.
     /// Unretained, so that reading it costs no retain and release (several callbacks per request): `streams`
     /// holds the state, and this is cleared whenever the state leaves `streams`.
-    private var cachedStream: Unmanaged<StreamState>?
+    private var cachedStream: Unmanaged<Stream>?
     private var events: [HTTP2SessionEvent] = []
-    /// Streams answered before their request ended (`StreamState.resetAfterAnswer`): while there are none, a sent
+    /// Streams answered before their request ended (`Stream.resetAfterAnswer`): while there are none, a sent
     /// frame needs no stream lookup.
     private var streamsToResetAfterAnswer = 0
     /// The MAX_CONCURRENT_STREAMS value to write into the initial SETTINGS frame instead of libnghttp2's.
@@ -141,8 +158,8 @@ final class HTTP2ServerSession {
     private let tracker: ConnectionTracker?
     /// GOAWAY frames this side submitted and libnghttp2 has not sent yet: any other GOAWAY it sends is its own.
     private var goAwaysSubmitted = 0
-    /// Streams holding an outcome: while there are none, a sent frame needs no stream lookup.
-    private var streamsHoldingOutcome = 0
+    /// Streams whose outcome awaits its answer's delivery: while there are none, a sent frame needs no stream lookup.
+    private var streamsAwaitingDelivery = 0
 
     init(
         settings: HTTP2Settings,
@@ -270,14 +287,15 @@ final class HTTP2ServerSession {
     /// Ends the session: every stream whose request never ended is reported as abandoned.
     func close(because reason: String) -> [HTTP2SessionEvent] {
         for stream in streams.allValues.sorted(by: { $0.id < $1.id }) {
-            if let outcome = stream.outcome {
-                stream.outcome = nil
-                events.append(.finished(streamID: stream.id, request(from: stream), outcome, .notSent(because: reason)))
+            stream.isClosed = true
+            if stream.awaitingDelivery {
+                stream.awaitingDelivery = false
+                events.append(.finished(stream, .notSent(because: reason)))
             } else if !stream.answered, !stream.awaitingAnswer {
-                events.append(.abandoned(streamID: stream.id, request(from: stream), because: reason))
+                events.append(.abandoned(stream, because: reason))
             }
         }
-        streamsHoldingOutcome = 0
+        streamsAwaitingDelivery = 0
         tracker?.streamsClosed(streams.count)
         streams.removeAll()
         spareStreams.removeAll()
@@ -298,10 +316,12 @@ final class HTTP2ServerSession {
     // MARK: Answers and connection control
 
     /// Keeps what a stream's recording needs until its answer's last frame is sent, or the stream closes first;
-    /// either way a `.finished` event hands it back. Returns `false` (keeping nothing) when the stream is gone.
-    func attach(_ outcome: RecordingOutcome, to streamID: Int32) -> Bool {
-        guard session != nil, let stream = stream(streamID) else { return false }
-        if stream.outcome == nil { streamsHoldingOutcome += 1 }
+    /// either way a `.finished` event hands the stream back with it. Returns `false` (keeping nothing) when the
+    /// stream has closed.
+    func attach(_ outcome: RecordingOutcome, to stream: Stream) -> Bool {
+        guard session != nil, !stream.isClosed else { return false }
+        if !stream.awaitingDelivery { streamsAwaitingDelivery += 1 }
+        stream.awaitingDelivery = true
         stream.outcome = outcome
         return true
     }
@@ -428,7 +448,7 @@ final class HTTP2ServerSession {
 
     // MARK: Building requests
 
-    private func stream(_ id: Int32) -> StreamState? {
+    private func stream(_ id: Int32) -> Stream? {
         if let cached = cachedStream, cached._withUnsafeGuaranteedRef({ $0.id == id }) { return cached.takeUnretainedValue() }
         let found = streams[id]
         cachedStream = found.map { .passUnretained($0) }
@@ -438,7 +458,7 @@ final class HTTP2ServerSession {
     /// Calls `body` with the stream's state if it is open, the cached one without a retain: for the callbacks
     /// that run several times per request.
     @inline(__always)
-    private func withOpenStream(_ id: Int32, _ body: (StreamState) -> Void) {
+    private func withOpenStream(_ id: Int32, _ body: (Stream) -> Void) {
         if let cached = cachedStream, cached._withUnsafeGuaranteedRef({ $0.id == id }) {
             cached._withUnsafeGuaranteedRef(body)
         } else if let found = stream(id) {
@@ -446,18 +466,17 @@ final class HTTP2ServerSession {
         }
     }
 
-    private func request(from stream: StreamState) -> APNsRequest {
-        APNsRequest(head: stream.head, payload: stream.body, payloadSize: stream.bodySize, headerListTooLarge: stream.headerListTooLarge)
-    }
-
     fileprivate func beginHeaders(streamID: Int32) {
-        let stream: StreamState
-        if let spare = spareStreams.popLast() {
+        var reused: Stream?
+        while var spare = spareStreams.popLast() {
+            // A spare still named by an event not yet handled (closed and reopened within one read) is left to
+            // that event; taking it would change the request the event stands for.
+            guard isKnownUniquelyReferenced(&spare) else { continue }
             spare.reuse(id: streamID)
-            stream = spare
-        } else {
-            stream = StreamState(id: streamID)
+            reused = spare
+            break
         }
+        let stream = reused ?? Stream(id: streamID)
         streams.insert(stream, for: streamID)
         tracker?.streamsOpened()
         cachedStream = .passUnretained(stream)
@@ -467,7 +486,7 @@ final class HTTP2ServerSession {
         withOpenStream(streamID) { header(of: $0, name: name, value: value) }
     }
 
-    private func header(of stream: StreamState, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+    private func header(of stream: Stream, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
         // RFC 9113 §6.5.2: each field counts its name, its value and 32 bytes of overhead.
         stream.headerListSize += name.count + value.count + 32
         if stream.headerListSize > Int(settings.maxHeaderListSize) {
@@ -492,7 +511,7 @@ final class HTTP2ServerSession {
         withOpenStream(streamID) { dataChunk(of: $0, data) }
     }
 
-    private func dataChunk(of stream: StreamState, _ data: UnsafeBufferPointer<UInt8>) {
+    private func dataChunk(of stream: Stream, _ data: UnsafeBufferPointer<UInt8>) {
         guard !stream.answered else { return }
         let room = limits.keptBodyBytes - stream.body.count
         if room > 0 {
@@ -502,7 +521,7 @@ final class HTTP2ServerSession {
         if stream.bodySize > limits.discardedBodyBound, !stream.requestEnded, !stream.awaitingAnswer {
             // Answer (413) without waiting for the end: the client may never stop.
             stream.awaitingAnswer = true
-            events.append(.request(streamID: stream.id, request(from: stream)))
+            events.append(.request(stream))
         }
     }
 
@@ -511,17 +530,17 @@ final class HTTP2ServerSession {
             stream.requestEnded = true
             guard !stream.answered, !stream.awaitingAnswer else { return }
             stream.awaitingAnswer = true
-            events.append(.request(streamID: streamID, request(from: stream)))
+            events.append(.request(stream))
         }
     }
 
     fileprivate func frameSent(streamID: Int32, endedStream: Bool) {
-        guard endedStream, streamsHoldingOutcome > 0 || streamsToResetAfterAnswer > 0, let stream = stream(streamID) else { return }
-        if let outcome = stream.outcome {
+        guard endedStream, streamsAwaitingDelivery > 0 || streamsToResetAfterAnswer > 0, let stream = stream(streamID) else { return }
+        if stream.awaitingDelivery {
             // The answer's last frame is in the bytes about to be written: it counts as sent.
-            stream.outcome = nil
-            streamsHoldingOutcome -= 1
-            events.append(.finished(streamID: streamID, request(from: stream), outcome, .sent))
+            stream.awaitingDelivery = false
+            streamsAwaitingDelivery -= 1
+            events.append(.finished(stream, .sent))
         }
         guard streamsToResetAfterAnswer > 0, let session, stream.resetAfterAnswer else { return }
         stream.resetAfterAnswer = false
@@ -543,18 +562,19 @@ final class HTTP2ServerSession {
         tracker?.streamsClosed()
         if stream.resetAfterAnswer { streamsToResetAfterAnswer -= 1 }
         if cachedStream?.toOpaque() == Unmanaged.passUnretained(stream).toOpaque() { cachedStream = nil }
-        if let outcome = stream.outcome {
-            stream.outcome = nil
-            streamsHoldingOutcome -= 1
+        stream.isClosed = true
+        if stream.awaitingDelivery {
+            stream.awaitingDelivery = false
+            streamsAwaitingDelivery -= 1
             let why = errorCode == 0
                 ? "the stream closed before the answer was sent"
                 : "the stream was closed (HTTP/2 error \(Self.errorName(errorCode))) before the answer was sent"
-            events.append(.finished(streamID: streamID, request(from: stream), outcome, .notSent(because: why)))
+            events.append(.finished(stream, .notSent(because: why)))
         } else if !stream.answered, !stream.awaitingAnswer {
             let why = errorCode == 0
                 ? "stream closed before the request ended"
                 : "stream reset before the request ended (HTTP/2 error \(Self.errorName(errorCode)))"
-            events.append(.abandoned(streamID: streamID, request(from: stream), because: why))
+            events.append(.abandoned(stream, because: why))
         }
         if spareStreams.count < Self.maxSpareStreams { spareStreams.append(stream) }
     }

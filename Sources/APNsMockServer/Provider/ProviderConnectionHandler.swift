@@ -282,7 +282,9 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
         var carriedOut = 0
         while let event = events.popLast() {
             switch consume event {
-            case .request(let streamID, let request):
+            case .request(let stream):
+                let streamID = stream.id
+                let request = stream.request
                 if state == nil { state = processor.makeConnectionState(certificate: nil) }
                 // In place (`state!`): a copy out and back showed in profiles (retains of every field).
                 let decision = processor.process(
@@ -304,7 +306,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
                     recorder.record(
                         request, streamID: streamID, connection: connection, outcome: decision.outcome, into: &recordings, context: &recordingContext
                     )
-                } else if !session.attach(decision.outcome, to: streamID) {
+                } else if !session.attach(decision.outcome, to: stream) {
                     recorder.record(
                         request, streamID: streamID, connection: connection, outcome: decision.outcome,
                         delivery: .notSent(because: "the stream closed before the answer was decided"), into: &recordings,
@@ -327,14 +329,16 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
                     carryOut(decision, streamID: streamID, pushType: pushType, context: context)
                     carriedOut += 1
                 }
-            case .abandoned(let streamID, let request, let because):
-                recorder.recordAbandoned(request, streamID: streamID, connection: connection, at: receivedAt, because: because, into: &recordings)
-            case .finished(let streamID, let request, let outcome, let delivery):
+            case .abandoned(let stream, let because):
+                recorder.recordAbandoned(stream.request, streamID: stream.id, connection: connection, at: receivedAt, because: because, into: &recordings)
+            case .finished(let stream, let delivery):
+                // A `.finished` stream holds the outcome `attach` gave it; recorded all the same if it did not.
                 recorder.record(
-                    request, streamID: streamID, connection: connection, outcome: outcome, delivery: delivery, into: &recordings,
+                    stream.request, streamID: stream.id, connection: connection,
+                    outcome: stream.outcome ?? .abandoned(at: receivedAt, because: "no outcome was kept"), delivery: delivery, into: &recordings,
                     context: &recordingContext
                 )
-                let actions = lifecycle.answerFinished(streamID: streamID)
+                let actions = lifecycle.answerFinished(streamID: stream.id)
                 if !actions.isEmpty {
                     // Stored before the lifecycle acts: a close here records what is left after these.
                     recorder.commit(&recordings)
