@@ -33,6 +33,23 @@ struct RequestHeadTests {
         APNsRequest(head: head(fields), payload: [1, 2], payloadSize: 2, headerListTooLarge: false)
     }
 
+    /// Every known name gets its own code, and names that only look alike (same length, one byte off, a prefix)
+    /// are literal: the lookup picks candidates by length, so a name added to `knownNames` must be added there too.
+    @Test func eachKnownNameHasItsCodeAndNoOtherNameDoes() {
+        for (index, known) in HeaderBlock.knownNames.enumerated() {
+            let name = known.description
+            #expect(HeaderBlock.code(of: name) == UInt8(index), "\(name)")
+            var altered = Array(name.utf8)
+            altered[altered.count - 1] ^= 0x01
+            #expect(HeaderBlock.code(of: String(decoding: altered, as: UTF8.self)) == nil, "\(name) altered")
+            #expect(HeaderBlock.code(of: String(name.dropLast())) == nil, "\(name) cut")
+            #expect(HeaderBlock.code(of: name + "x") == nil, "\(name) extended")
+        }
+        for other in ["", "x", "apns-topix", "Apns-topic", "authorizatio", "content-lengths", "x-apns-id", ":path"] {
+            #expect(HeaderBlock.code(of: other) == nil, "\(other)")
+        }
+    }
+
     @Test func fieldsReadBackAsTheyArrived() {
         let request = Self.request([
             (":method", "POST"), (":scheme", "https"), (":path", "/3/device/abcd"), (":authority", "api.push.apple.com"),

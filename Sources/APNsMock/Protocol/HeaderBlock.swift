@@ -31,10 +31,29 @@ enum HeaderBlock {
     }
 
     static func code(of name: UnsafeBufferPointer<UInt8>) -> UInt8? {
-        for (index, known) in knownNames.enumerated() where known.utf8CodeUnitCount == name.count {
-            if memcmp(known.utf8Start, name.baseAddress!, name.count) == 0 { return UInt8(index) }
+        // At most two known names share a length: picked by length, one or two comparisons instead of a scan of
+        // all thirteen (every header of every request comes through here).
+        let candidates: (UInt8, UInt8?)
+        switch name.count {
+        case 4: candidates = (11, nil)
+        case 6: candidates = (10, nil)
+        case 7: candidates = (2, nil)
+        case 10: candidates = (0, 9)
+        case 12: candidates = (8, nil)
+        case 13: candidates = (3, 6)
+        case 14: candidates = (1, 7)
+        case 15: candidates = (4, 12)
+        case 16: candidates = (5, nil)
+        default: return nil
         }
+        if matches(name, code: candidates.0) { return candidates.0 }
+        if let second = candidates.1, matches(name, code: second) { return second }
         return nil
+    }
+
+    private static func matches(_ name: UnsafeBufferPointer<UInt8>, code: UInt8) -> Bool {
+        let known = knownNames[Int(code)]
+        return known.utf8CodeUnitCount == name.count && memcmp(known.utf8Start, name.baseAddress!, name.count) == 0
     }
 
     static func code(of name: String) -> UInt8? {

@@ -119,7 +119,7 @@ public final class NotificationStore: Sendable {
                 var one = [pending!]
                 onAppend(&one)
             }
-            return insert(&pending, into: &state, ready: &ready)
+            return insert(pending.take()!, into: &state, ready: &ready)
         }
         for continuation in ready { continuation.resume(returning: true) }
         return sequence
@@ -152,34 +152,34 @@ public final class NotificationStore: Sendable {
                 swap(&numbered, &state.handOver)
             }
             while let next = batch.popLast() {
-                var pending: RecordedNotification? = consume next
-                _ = insert(&pending, into: &state, ready: &ready)
+                _ = insert(next, into: &state, ready: &ready)
             }
         }
         for continuation in ready { continuation.resume(returning: true) }
     }
 
     /// Numbers one recording, counts it, evicts the oldest when full, tells the sinks and the waiters, and moves it
-    /// into the index. Called with the lock held.
+    /// into the index. Taken by value, so the batch's recordings move straight in (through an `Optional`, each was
+    /// copied twice more). Called with the lock held.
     private func insert(
-        _ pending: inout RecordedNotification?,
+        _ recording: consuming RecordedNotification,
         into state: inout State,
         ready: inout [CheckedContinuation<Bool, Never>]
     ) -> UInt64 {
         let sequence = state.nextSequence
-        pending!.sequence = sequence
+        recording.sequence = sequence
         state.nextSequence += 1
         state.statistics.received += 1
         // `status` and `reason`, not `response`: rebuilding the answer formats its IDs, inside the lock.
-        if let status = pending!.status {
+        if let status = recording.status {
             if status == 200 { state.answered200 += 1 } else { state.statistics.byStatus[status, default: 0] += 1 }
-            if let reason = pending!.reason { state.statistics.byReason[reason.rawValue, default: 0] += 1 }
+            if let reason = recording.reason { state.statistics.byReason[reason.rawValue, default: 0] += 1 }
         } else {
             state.statistics.abandoned += 1
         }
         // Extras are there for a small share of requests (device pushes under `--auth none` share one).
-        if let broadcast = pending!.broadcast { state.statistics.byKind[broadcast.kind.rawValue, default: 0] += 1 }
-        for warning in pending!.warnings { state.statistics.byWarning[warning.code, default: 0] += 1 }
+        if let broadcast = recording.broadcast { state.statistics.byKind[broadcast.kind.rawValue, default: 0] += 1 }
+        for warning in recording.warnings { state.statistics.byWarning[warning.code, default: 0] += 1 }
         if state.records.count >= capacity, let evicted = state.records.popFirst() {
             state.statistics.evicted += 1
             if !state.waiters.isEmpty {
@@ -189,14 +189,14 @@ public final class NotificationStore: Sendable {
             }
         }
         if !state.waiters.isEmpty {
-            for id in Array(state.waiters.keys) where state.waiters[id]!.query.matches(pending!) {
+            for id in Array(state.waiters.keys) where state.waiters[id]!.query.matches(recording) {
                 state.waiters[id]!.matched += 1
                 if state.waiters[id]!.matched >= state.waiters[id]!.wanted {
                     ready.append(state.waiters.removeValue(forKey: id)!.continuation)
                 }
             }
         }
-        state.records.append(pending.take()!)
+        state.records.append(recording)
         state.statistics.stored = state.records.count
         return sequence
     }
@@ -273,9 +273,8 @@ public final class NotificationStore: Sendable {
         var ready: [CheckedContinuation<Bool, Never>] = []
         state.withLock { state in
             for recording in recordings.suffix(capacity) where recording.sequence >= state.nextSequence {
-                var pending: RecordedNotification? = recording
                 state.nextSequence = recording.sequence
-                _ = insert(&pending, into: &state, ready: &ready)
+                _ = insert(recording, into: &state, ready: &ready)
             }
         }
         for continuation in ready { continuation.resume(returning: true) }
@@ -297,8 +296,7 @@ public final class NotificationStore: Sendable {
                 })
             }
             for recording in kept {
-                var pending: RecordedNotification? = recording
-                _ = insert(&pending, into: &state, ready: &ready)
+                _ = insert(recording, into: &state, ready: &ready)
             }
         }
         for continuation in ready { continuation.resume(returning: true) }
