@@ -176,6 +176,36 @@ struct ProviderRawFrameTests {
 
     /// An HTTP/1.1 request over TLS gets `HTTP/1.1 505` naming HTTP/2, and nothing before it: the server's
     /// SETTINGS frame (`00 00 1e 04 00 …`) once came first, so HTTP/1 clients saw binary.
+    /// A request that ends and is then reset, and a new stream, all in one write: libnghttp2 closes the first
+    /// stream and opens the next within one read, before the handler has taken the first request's event. The
+    /// session may not reuse the first stream's state for the second while that event still names it: each
+    /// request is recorded as itself, once.
+    @Test func aStreamClosedAndAnotherOpenedInOneReadAreRecordedApart() async throws {
+        try await withTestServer { server in
+            let (connection, _) = try await RawConnection.http2(port: server.providerPort)
+            let first = TestData.deviceToken()
+            let second = TestData.deviceToken()
+            try await connection.send(
+                FrameWriter.headers(streamID: 1, FrameWriter.pushHeaders(token: first, authority: server.authority), endStream: false)
+                    + FrameWriter.data(streamID: 1, Array(#"{"n":1}"#.utf8), endStream: true)
+                    + FrameWriter.rstStream(streamID: 1)
+                    + FrameWriter.headers(streamID: 3, FrameWriter.pushHeaders(token: second, authority: server.authority), endStream: false)
+                    + FrameWriter.data(streamID: 3, Array(#"{"n":3}"#.utf8), endStream: true)
+            )
+            let answer = try #require(try await connection.nextFrame { $0.streamID == 3 }, "connection closed")
+            #expect(answer.kind == .headers && answer.hasEndStream, "\(answer)")
+            await connection.close()
+
+            let reset = try #require(try await server.admin.waitForNotifications(count: 1, [("token", first)]).first)
+            #expect(reset.hasNullResponse, "\(reset)")
+            #expect(reset.payloadText == #"{"n":1}"#)
+            let answered = try #require(try await server.admin.waitForNotifications(count: 1, [("token", second)]).first)
+            #expect(answered.status == 200, "\(answered)")
+            #expect(answered.payloadText == #"{"n":3}"#)
+            #expect(try await server.admin.notifications().count == 2)
+        }
+    }
+
     @Test func http1RequestOverTLSGets505First() async throws {
         try await withTestServer { server in
             let connection = try await RawConnection.connect(port: server.providerPort, alpn: ["http/1.1"], parseFrames: false)
