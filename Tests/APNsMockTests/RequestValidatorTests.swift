@@ -46,6 +46,19 @@ private func jsonPayload(bytes: Int) -> String {
 
 @Suite("RequestValidator")
 struct RequestValidatorTests {
+    /// The lookup by last byte finds every push type's suffix, and only a whole suffix.
+    @Test func everyTopicSuffixIsFoundAndOnlyWhole() {
+        for pushType in PushType.allCases {
+            guard let suffix = pushType.requiredTopicSuffix else { continue }
+            #expect(PushType.hasAnyTopicSuffix(Fixture.topic + suffix), "\(suffix)")
+            #expect(!PushType.hasAnyTopicSuffix(Fixture.topic + suffix + "x"), "\(suffix) extended")
+            #expect(!PushType.hasAnyTopicSuffix(Fixture.topic + String(suffix.dropFirst(2))), "\(suffix) cut")
+        }
+        for topic in ["", "p", "com.example.app", "com.example.voipx", "com.example.Voip", Fixture.topic] {
+            #expect(!PushType.hasAnyTopicSuffix(topic), "\(topic)")
+        }
+    }
+
     @Test func acceptsTheWellFormedFixture() {
         #expect(verdict(makeRequest()) == .accepted)
     }

@@ -19,7 +19,7 @@ public struct BroadcastValidator: Sendable {
         environment: APNsEnvironment
     ) -> Reason? {
         // The bare bundle ID: a push-type suffix is a topic, not an app.
-        if PushType.allTopicSuffixes.contains(where: { ASCII.hasSuffix(bundleID, $0) }) { return .topicDisallowed }
+        if PushType.hasAnyTopicSuffix(bundleID) { return .topicDisallowed }
         if let allowedTopics, !allowedTopics.allows(bundleID) { return .topicMismatch }
         let channel: BroadcastChannel
         switch channelCheck(channelID, bundleID: bundleID, channels: channels, environment: environment) {
@@ -95,7 +95,7 @@ public struct BroadcastValidator: Sendable {
             ChannelAnswer(status: reason.status, reason: reason, kind: kind, recordedChannelID: channel)
         }
         if let allowedTopics, !allowedTopics.allows(bundleID) { return refuse(.topicMismatch) }
-        if PushType.allTopicSuffixes.contains(where: { ASCII.hasSuffix(bundleID, $0) }) { return refuse(.topicDisallowed) }
+        if PushType.hasAnyTopicSuffix(bundleID) { return refuse(.topicDisallowed) }
         switch kind {
         case .channelCreate:
             // The body must be a JSON object; JSONValue keeps `1` and `true` apart, as the policy check needs.

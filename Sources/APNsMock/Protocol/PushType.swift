@@ -27,4 +27,25 @@ public enum PushType: String, Sendable, CaseIterable, Codable {
     /// Every topic suffix that marks a non-bare topic; a bare push type (`alert`, `background`) sent to a
     /// topic carrying one of these is a mismatch.
     static let allTopicSuffixes: [StaticString] = allCases.compactMap(\.topicSuffix)
+
+    /// Whether `topic` ends with one of `allTopicSuffixes`. Every alert and background push asks: looked up by the
+    /// topic's last byte, a bundle ID is compared with at most two suffixes instead of all eight.
+    static func hasAnyTopicSuffix(_ topic: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let last = topic.last else { return false }
+        return suffixesByLastByte[Int(last)].contains { ASCII.hasSuffix(topic, $0) }
+    }
+
+    static func hasAnyTopicSuffix(_ topic: String) -> Bool {
+        var topic = topic
+        return topic.withUTF8 { hasAnyTopicSuffix($0) }
+    }
+
+    /// `allTopicSuffixes` by their last byte.
+    private static let suffixesByLastByte: [[StaticString]] = {
+        var table = Array(repeating: [StaticString](), count: 256)
+        for suffix in allTopicSuffixes {
+            table[Int(suffix.utf8Start[suffix.utf8CodeUnitCount - 1])].append(suffix)
+        }
+        return table
+    }()
 }

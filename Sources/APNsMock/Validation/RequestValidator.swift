@@ -128,7 +128,7 @@ public struct RequestValidator: Sendable {
             case .mdm:
                 return true
             case .alert, .background:
-                return !PushType.allTopicSuffixes.contains(where: { ASCII.hasSuffix(topic, $0) })
+                return !PushType.hasAnyTopicSuffix(topic)
             default:
                 guard let suffix = pushType.topicSuffix else { return true }
                 return topic.count > suffix.utf8CodeUnitCount && ASCII.hasSuffix(topic, suffix)
