@@ -52,8 +52,8 @@ public struct HTTP2RequestLimits: Sendable, Equatable {
 ///
 /// Each names its stream's state rather than carrying copies of the request and the outcome: a request and an
 /// outcome together are over 300 bytes, and moving them into the event list, reversing it and taking them out
-/// again was about 5% of a request's CPU in profiles (`memmove`). The session reuses a stream's state only
-/// once no event holds it.
+/// again was 3–5% of a request's CPU in profiles (`memmove`). The session reuses a stream's state only once no
+/// event holds it.
 enum HTTP2SessionEvent {
     /// A request is complete (or its body passed the hard bound): it needs an answer.
     case request(HTTP2ServerSession.Stream)
