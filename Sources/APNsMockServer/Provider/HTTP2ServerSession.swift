@@ -611,7 +611,9 @@ final class HTTP2ServerSession {
 
     private static let jsonContentType: StaticString = "application/json"
 
-    private static func statusText(_ status: Int) -> String { String(status) }
+    /// Nearly every answer is a 200: written as a literal, not formatted from the integer each time (about 0.6% of a
+    /// push in profiles).
+    private static func statusText(_ status: Int) -> String { status == 200 ? "200" : String(status) }
 
     // Literal names and values live as long as the program, so libnghttp2 need not copy them (NO_COPY_*).
     private static func header(_ name: StaticString, _ value: StaticString) -> nghttp2_nv {
