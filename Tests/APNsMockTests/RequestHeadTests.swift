@@ -34,7 +34,7 @@ struct RequestHeadTests {
     }
 
     /// Every known name gets its own code, and names that only look alike (same length, one byte off, a prefix)
-    /// are literal: the lookup picks candidates by length, so a name added to `knownNames` must be added there too.
+    /// are literal (the lookup compares a name only with the known names of its length).
     @Test func eachKnownNameHasItsCodeAndNoOtherNameDoes() {
         for (index, known) in HeaderBlock.knownNames.enumerated() {
             let name = known.description

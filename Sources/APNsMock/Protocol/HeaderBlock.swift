@@ -31,30 +31,21 @@ enum HeaderBlock {
     }
 
     static func code(of name: UnsafeBufferPointer<UInt8>) -> UInt8? {
-        // At most two known names share a length: picked by length, one or two comparisons instead of a scan of
-        // all thirteen (every header of every request comes through here).
-        let candidates: (UInt8, UInt8?)
-        switch name.count {
-        case 4: candidates = (11, nil)
-        case 6: candidates = (10, nil)
-        case 7: candidates = (2, nil)
-        case 10: candidates = (0, 9)
-        case 12: candidates = (8, nil)
-        case 13: candidates = (3, 6)
-        case 14: candidates = (1, 7)
-        case 15: candidates = (4, 12)
-        case 16: candidates = (5, nil)
-        default: return nil
+        // Compared only with the known names of its length (one or two), not all thirteen: every header of every
+        // request comes through here.
+        guard name.count < codesByLength.count else { return nil }
+        for code in codesByLength[name.count] where memcmp(knownNames[Int(code)].utf8Start, name.baseAddress!, name.count) == 0 {
+            return code
         }
-        if matches(name, code: candidates.0) { return candidates.0 }
-        if let second = candidates.1, matches(name, code: second) { return second }
         return nil
     }
 
-    private static func matches(_ name: UnsafeBufferPointer<UInt8>, code: UInt8) -> Bool {
-        let known = knownNames[Int(code)]
-        return known.utf8CodeUnitCount == name.count && memcmp(known.utf8Start, name.baseAddress!, name.count) == 0
-    }
+    /// `knownNames`' codes by the name's length.
+    private static let codesByLength: [[UInt8]] = {
+        var table = Array(repeating: [UInt8](), count: (knownNames.map(\.utf8CodeUnitCount).max() ?? 0) + 1)
+        for (code, name) in knownNames.enumerated() { table[name.utf8CodeUnitCount].append(UInt8(code)) }
+        return table
+    }()
 
     static func code(of name: String) -> UInt8? {
         var name = name
