@@ -24,6 +24,26 @@ struct ScenarioReplacementTests {
         }
     }
 
+    /// A connection keeps the engine it last used while the scenario's generation stays the same: a new scenario,
+    /// or none, must still decide its very next request.
+    @Test func aNewScenariosRulesAndItsDeletionReachTheNextRequestOfAnOpenConnection() async throws {
+        try await withTestServer { server in
+            let pusher = try await RawPusher.open(server)
+            #expect(try await pusher.push().isBareHeaders)
+            try await server.admin.putScenario("rules:\n  - name: everything\n    status: 500\n    reason: InternalServerError\n")
+            let scripted = try await pusher.push()
+            #expect(scripted.body == #"{"reason":"InternalServerError"}"#, "\(scripted)")
+            let (status, _) = try await server.admin.call("DELETE", "/admin/scenario")
+            #expect(status == 200)
+            let after = try await pusher.push()
+            #expect(after.isBareHeaders, "no scenario after DELETE: \(after)")
+            try await server.admin.putScenario("rules:\n  - name: again\n    status: 500\n    reason: InternalServerError\n")
+            #expect(try await pusher.push().body == #"{"reason":"InternalServerError"}"#)
+            #expect(try await server.admin.hits("again") == 1)
+            await pusher.close()
+        }
+    }
+
     @Test func replacingAScenarioDropsTheMetricsOfItsRules() async throws {
         try await withTestServer { server in
             let metricsURL = "http://127.0.0.1:\(server.adminPort)/metrics"

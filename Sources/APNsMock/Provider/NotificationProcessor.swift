@@ -114,10 +114,30 @@ public final class NotificationProcessor: Sendable {
         ids: inout APNsIDGenerator,
         receivedAt: Int64? = nil
     ) -> ProviderDecision {
+        if state.engine == nil || state.engineGeneration != scenario.generation {
+            let engine = scenario.current
+            state.engine = engine
+            state.engineGeneration = engine.generation
+        }
+        // The engine is borrowed, not retained, for the request: the connection's state holds it until this
+        // returns (`decide` never replaces it), and retaining an engine every event loop shares moved its
+        // reference count's cache line between their cores for every request.
+        return Unmanaged.passUnretained(state.engine!)._withUnsafeGuaranteedRef { engine in
+            decide(request, streamID: streamID, connection: connection, engine: engine, state: &state, ids: &ids, receivedAt: receivedAt ?? now())
+        }
+    }
+
+    private func decide(
+        _ request: APNsRequest,
+        streamID: Int32,
+        connection: ConnectionInfo,
+        engine: ScenarioEngine,
+        state: inout ProviderConnectionState,
+        ids: inout APNsIDGenerator,
+        receivedAt: Int64
+    ) -> ProviderDecision {
         let headers = APNsHeaders(request, knownAuthorization: state.auth.currentAuthorization)
-        let receivedAt = receivedAt ?? now()
         var pendingActions: [ConnectionAction] = []
-        let engine = scenario.current
         if state.scenario.generation != engine.generation {
             // A new scenario is in force: its connection policy applies to connections opened before it too, with
             // its counters from zero. A stream limit lowered by the old policy is restored.

@@ -113,9 +113,6 @@ public struct RecordedNotification: Sendable, Equatable {
 
 /// What few recordings have: kept out of line so the common recording does not pay for it.
 final class RecordExtras: Sendable {
-    /// Shared by every recording whose only extra is `--auth none`, the common case in CI: no allocation each.
-    static let authenticatedByNone = RecordExtras(abandonedBecause: nil, authentication: AuthenticationRecord.none, scenarioRule: nil, faults: [])
-
     /// - Parameter cached: the connection's previous shareable extras (no abandonment, rule or fault), returned
     ///   again when these are the same: a run of equal broadcasts or token pushes shares one object.
     static func make(
@@ -142,13 +139,12 @@ final class RecordExtras: Sendable {
                 abandonedBecause: nil, authentication: authentication, scenarioRule: nil, faults: [], broadcast: broadcast, warnings: warnings
             )
         }
-        switch authentication {
-        case nil: return nil
-        case .none?: return authenticatedByNone
-        default:
-            if let cached, cached.isAuthenticationOnly, cached.authentication == authentication { return cached }
-            return RecordExtras(abandonedBecause: nil, authentication: authentication, scenarioRule: nil, faults: [])
-        }
+        // Shared by a connection's recordings, not by all: one object for every connection (`--auth none`'s, the
+        // common case in CI) was retained several times per request from every event loop, and its reference
+        // count's cache line moving between their cores cost more than all else that sharing saves.
+        guard let authentication else { return nil }
+        if let cached, cached.isAuthenticationOnly, cached.authentication == authentication { return cached }
+        return RecordExtras(abandonedBecause: nil, authentication: authentication, scenarioRule: nil, faults: [])
     }
 
     /// Nothing in it belongs to one request alone: it may be shared by the next recordings that are the same.

@@ -27,6 +27,12 @@ public final class ActiveScenario: Sendable {
 
     public var current: ScenarioEngine { engine.withLock { $0 } }
 
+    /// The generation of the engine in force (``ScenarioEngine/generation``), read without the lock: a
+    /// connection keeps the engine it got from ``current`` while this is still its generation. Taking the lock
+    /// and retaining the engine for every request wrote to two cache lines that every event loop shares.
+    public var generation: UInt64 { installedGeneration.load(ordering: .acquiring) }
+    private let installedGeneration = Atomic<UInt64>(0)
+
     /// Puts `scenario` in force from now on, starting its clock, counters and sequences afresh; the previous
     /// scenario's declared devices go, the new one's come in.
     public func replace(with scenario: Scenario) {
@@ -53,6 +59,7 @@ public final class ActiveScenario: Sendable {
             engine.devices.removeAll(origin: .scenario)
             engine.channels.removeAll(origin: .scenario)
             engine = ScenarioEngine(scenario: scenario, now: now, devices: engine.devices, channels: engine.channels, generation: engine.generation &+ 1)
+            installedGeneration.store(engine.generation, ordering: .releasing)
         }
         return installed
     }
@@ -75,6 +82,7 @@ public final class ActiveScenario: Sendable {
             engine.devices.removeAll()
             engine.channels.removeAll()
             engine = ScenarioEngine(scenario: .empty, now: now, devices: engine.devices, channels: engine.channels, generation: engine.generation &+ 1)
+            installedGeneration.store(engine.generation, ordering: .releasing)
         }
         changes.report(.scenario(source: "", version: version))
     }

@@ -14,9 +14,15 @@ struct ConnectionMetrics {
     private var kindCounters: [BroadcastRecord.Kind: Counter] = [:]
     private var warningCounters: [String: Counter] = [:]
     /// The answer and push type counted last, with how many are not yet added: a connection mostly repeats
-    /// them, so most requests only compare and add one.
-    private var currentAnswer: (key: ResponseKey, counter: Counter, pending: Int64)?
-    private var currentPushType: (type: String, counter: Counter, pending: Int64)?
+    /// them, so most requests only compare and add one. The keys are kept apart from the counters so that a
+    /// request touches no counter object: they are shared by every event loop, and retaining one per request
+    /// moved its reference count's cache line between the loops' cores.
+    private var currentAnswerKey: ResponseKey?
+    private var currentAnswerCounter: Counter?
+    private var pendingAnswers: Int64 = 0
+    private var currentPushType: String?
+    private var currentPushTypeCounter: Counter?
+    private var pendingPushTypes: Int64 = 0
 
     private struct ResponseKey: Hashable {
         var status: Int
@@ -31,13 +37,12 @@ struct ConnectionMetrics {
     /// its kind for the broadcast API.
     mutating func count(_ response: APNsResponse, pushType: String?, broadcastKind: BroadcastRecord.Kind? = nil) {
         let key = ResponseKey(status: response.status, reason: response.reason)
-        if let current = currentAnswer, current.key == key {
-            currentAnswer!.pending += 1
-        } else {
+        if currentAnswerKey != key {
             flushAnswer()
-            let counter = requestCounters[key] ?? makeRequestCounter(key)
-            currentAnswer = (key, counter, 1)
+            currentAnswerKey = key
+            currentAnswerCounter = requestCounters[key] ?? makeRequestCounter(key)
         }
+        pendingAnswers += 1
         if let broadcastKind {
             // Not the hot path: a counter per kind, incremented at once.
             let counter = kindCounters[broadcastKind] ?? metrics.requests(kind: broadcastKind.rawValue)
@@ -46,12 +51,12 @@ struct ConnectionMetrics {
             return
         }
         let type = pushType ?? "none"
-        if let current = currentPushType, current.type == type {
-            currentPushType!.pending += 1
-        } else {
+        if currentPushType != type {
             flushPushType()
-            currentPushType = (type, pushTypeCounter(type), 1)
+            currentPushType = type
+            currentPushTypeCounter = pushTypeCounter(type)
         }
+        pendingPushTypes += 1
     }
 
     /// Counts an answered request's payload warnings by code (a fixed set: the registry stays small).
@@ -75,15 +80,15 @@ struct ConnectionMetrics {
     }
 
     private mutating func flushAnswer() {
-        guard let current = currentAnswer, current.pending > 0 else { return }
-        current.counter.increment(by: current.pending)
-        currentAnswer!.pending = 0
+        guard pendingAnswers > 0 else { return }
+        currentAnswerCounter?.increment(by: pendingAnswers)
+        pendingAnswers = 0
     }
 
     private mutating func flushPushType() {
-        guard let current = currentPushType, current.pending > 0 else { return }
-        current.counter.increment(by: current.pending)
-        currentPushType!.pending = 0
+        guard pendingPushTypes > 0 else { return }
+        currentPushTypeCounter?.increment(by: pendingPushTypes)
+        pendingPushTypes = 0
     }
 
     private mutating func makeRequestCounter(_ key: ResponseKey) -> Counter {
