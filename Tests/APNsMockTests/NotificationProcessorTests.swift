@@ -50,6 +50,31 @@ struct NotificationProcessorTests {
         return try #require(decision.response)
     }
 
+    // MARK: Payload warnings on one connection
+
+    /// A connection remembers the last payload's warnings; the same payload with a topic or push type that changes
+    /// its size limit (VoIP's 5120 bytes against 4096) must be looked at again, and a repeat must give the same.
+    @Test func theWarningsMemoFollowsWhatDecidesTheSizeLimit() {
+        let processor = makeProcessor()
+        var state = processor.makeConnectionState(certificate: nil)
+        var ids = APNsIDGenerator()
+        let near = Array(("{\"aps\":{\"alert\":\"" + String(repeating: "x", count: 3950) + "\"}}").utf8)
+        func warnings(topic: String, pushType: String) -> [String] {
+            let request = APNsRequest(
+                method: "POST", path: "/3/device/" + token,
+                headers: [HeaderField(name: "apns-topic", value: topic), HeaderField(name: "apns-push-type", value: pushType)],
+                payload: near
+            )
+            let decision = processor.process(request, streamID: 1, connection: ConnectionInfo(id: 1), state: &state, ids: &ids)
+            return decision.outcome.warnings.map(\.code)
+        }
+        #expect(warnings(topic: "com.example.MyApp", pushType: "alert") == ["payload-near-limit"])
+        #expect(warnings(topic: "com.example.MyApp", pushType: "alert") == ["payload-near-limit"])
+        #expect(warnings(topic: "com.example.MyApp.voip", pushType: "voip").contains("payload-near-limit") == false)
+        #expect(warnings(topic: "com.example.MyApp.voip", pushType: "voip").contains("payload-near-limit") == false)
+        #expect(warnings(topic: "com.example.MyApp", pushType: "alert") == ["payload-near-limit"])
+    }
+
     // MARK: apns-id
 
     @Test func echoesLowerCaseApnsIDExactly() throws {

@@ -339,15 +339,17 @@ public final class NotificationProcessor: Sendable {
     private func lintWarnings(_ request: APNsRequest, headers: APNsHeaders, route: BroadcastRoute?, state: inout ProviderConnectionState) -> [PayloadWarning] {
         var isBroadcast = false
         if case .broadcast? = route { isBroadcast = true }
+        // Asked in place (a copy of the memo retains its arrays), and before the size limit is worked out from the
+        // push type and topic that the memo compares.
+        if let warnings = state.lastLint?.warnings(for: request.payload, headers: headers, isBroadcast: isBroadcast) { return warnings }
         let context = PayloadLint.Context(
             pushType: headers.pushType,
             priority: headers.priority,
             sizeLimit: isBroadcast ? broadcastValidator.policy.maxPayloadBytes : validator.payloadLimit(pushType: headers.pushType.flatMap(PushType.init(rawValue:)), topic: headers.topic),
             isBroadcast: isBroadcast
         )
-        if let memo = state.lastLint, memo.context == context, ASCII.equal(memo.payload, request.payload) { return memo.warnings }
         let warnings = PayloadLint.warnings(request.payload, payloadSize: request.payloadSize, context: context)
-        state.lastLint = LintMemo(payload: request.payload, context: context, warnings: warnings)
+        state.lastLint = LintMemo(payload: request.payload, context: context, topic: headers.topic, warnings: warnings)
         return warnings
     }
 

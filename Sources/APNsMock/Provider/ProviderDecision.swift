@@ -79,5 +79,15 @@ public struct ProviderDecision: Sendable, Equatable {
 struct LintMemo: Sendable {
     var payload: [UInt8]
     var context: PayloadLint.Context
+    /// `apns-topic`, which with the push type decides `context.sizeLimit`.
+    var topic: String?
     var warnings: [PayloadWarning]
+
+    /// The warnings kept, when `payload` and the headers they depend on are the ones they were worked out for.
+    func warnings(for payload: [UInt8], headers: APNsHeaders, isBroadcast: Bool) -> [PayloadWarning]? {
+        guard context.isBroadcast == isBroadcast, context.pushType == headers.pushType, context.priority == headers.priority,
+            topic == headers.topic, ASCII.equal(self.payload, payload)
+        else { return nil }
+        return warnings
+    }
 }
