@@ -320,16 +320,19 @@ public final class NotificationProcessor: Sendable {
             warnings: lint && request.payloadSize > 0 ? lintWarnings(request, headers: headers, route: broadcastRoute, state: &state) : [],
             reusing: state.recordExtras
         )
-        if let extras, extras.isShareable { state.recordExtras = extras }
-        var decision = ProviderDecision(
+        // Stored only when it is a new object: storing the same one again was a retain and a release per request.
+        if let extras, extras !== state.recordExtras, extras.isShareable { state.recordExtras = extras }
+        // Built in one expression from values used for the last time: a decision assigned to a variable and then
+        // changed was copied on return, and the answer copied into it (retains of each of their references).
+        let broadcastKind = isBroadcastAPI ? extras?.broadcast?.kind : nil
+        return ProviderDecision(
             streamFault: streamFault,
             actions: actions,
             delay: scripted?.delay,
-            outcome: RecordingOutcome(receivedAt: receivedAt, response: response, extras: extras)
+            outcome: RecordingOutcome(receivedAt: receivedAt, response: consume response, extras: consume extras),
+            pushType: headers.pushType,
+            broadcastKind: broadcastKind
         )
-        decision.pushType = headers.pushType
-        if isBroadcastAPI { decision.broadcastKind = extras?.broadcast?.kind }
-        return decision
     }
 
     static func errorName(_ code: UInt32) -> String { HTTP2ErrorCodeName.name(of: code) }

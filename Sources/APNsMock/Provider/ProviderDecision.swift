@@ -58,17 +58,24 @@ public struct ProviderDecision: Sendable, Equatable {
     /// The broadcast-API operation (`nil` for a device push): metrics count these by kind, not by push type.
     public var broadcastKind: BroadcastRecord.Kind?
 
-    /// - Parameter outcome: what the recording needs, the answer (`response`) included.
+    /// - Parameters:
+    ///   - outcome: what the recording needs, the answer (`response`) included.
+    ///   - pushType: the request's `apns-push-type` as sent, for the caller's metrics.
+    ///   - broadcastKind: the broadcast-API operation, `nil` for a device push.
     public init(
         streamFault: StreamFault? = nil,
         actions: [ConnectionAction] = [],
         delay: Duration? = nil,
-        outcome: RecordingOutcome
+        outcome: RecordingOutcome,
+        pushType: String? = nil,
+        broadcastKind: BroadcastRecord.Kind? = nil
     ) {
         self.streamFault = streamFault
         self.actions = actions
         self.delay = delay
         self.outcome = outcome
+        self.pushType = pushType
+        self.broadcastKind = broadcastKind
     }
 
     /// Whether the connection must close once this answer has been sent (a GOAWAY follows it).

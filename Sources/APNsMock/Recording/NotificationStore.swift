@@ -196,7 +196,9 @@ public final class NotificationStore: Sendable {
                 }
             }
         }
-        state.records.append(recording)
+        // `consume`: without it the deque's append copied the recording (a retain of each of its references)
+        // although this was its last use.
+        state.records.append(consume recording)
         state.statistics.stored = state.records.count
         return sequence
     }

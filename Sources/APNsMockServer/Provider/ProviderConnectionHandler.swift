@@ -279,6 +279,9 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
         // it, which is their `receivedAt`; a request's latency counts the requests answered before it too.
         let started = ContinuousClock.now
         let receivedAt = processor.currentMilliseconds()
+        // Read once for the batch: passing the property to each call copied it (a retain of its address string
+        // for every request, twice).
+        let connection = self.connection
         var carriedOut = 0
         while let event = events.popLast() {
             switch consume event {
