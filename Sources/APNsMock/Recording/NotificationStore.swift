@@ -177,7 +177,7 @@ public final class NotificationStore: Sendable {
         } else {
             state.statistics.abandoned += 1
         }
-        // Extras are there for a small share of requests (device pushes under `--auth none` share one).
+        // Extras are there for a small share of requests (a connection's device pushes under `--auth none` share one).
         if let broadcast = recording.broadcast { state.statistics.byKind[broadcast.kind.rawValue, default: 0] += 1 }
         for warning in recording.warnings { state.statistics.byWarning[warning.code, default: 0] += 1 }
         if state.records.count >= capacity, let evicted = state.records.popFirst() {
