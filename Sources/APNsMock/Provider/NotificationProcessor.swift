@@ -114,11 +114,7 @@ public final class NotificationProcessor: Sendable {
         ids: inout APNsIDGenerator,
         receivedAt: Int64? = nil
     ) -> ProviderDecision {
-        if state.engine == nil || state.engineGeneration != scenario.generation {
-            let engine = scenario.current
-            state.engine = engine
-            state.engineGeneration = engine.generation
-        }
+        if state.engine?.generation != scenario.generation { state.engine = scenario.current }
         // The engine is borrowed, not retained, for the request: the connection's state holds it until this
         // returns (`decide` never replaces it), and retaining an engine every event loop shares moved its
         // reference count's cache line between their cores for every request.

@@ -27,10 +27,9 @@ public struct ProviderConnectionState: Sendable {
     var recordExtras: RecordExtras?
     /// The last payload linted and what it gave: a provider sending the same payload again is not scanned again.
     var lastLint: LintMemo?
-    /// The scenario engine in force when the connection last looked, and its generation: kept while the
-    /// scenario's generation stays the same (``ActiveScenario/generation``).
+    /// The scenario engine in force when the connection last looked: kept while the scenario's generation
+    /// (``ActiveScenario/generation``) is still its own.
     var engine: ScenarioEngine?
-    var engineGeneration: UInt64 = 0
 
     public init(auth: ConnectionAuthState, scenario: ScenarioConnectionState) {
         self.auth = auth
