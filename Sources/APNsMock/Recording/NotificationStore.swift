@@ -196,9 +196,7 @@ public final class NotificationStore: Sendable {
                 }
             }
         }
-        // `consume`: without it the deque's append copied the recording (a retain of each of its references)
-        // although this was its last use.
-        state.records.append(consume recording)
+        state.records.append(recording)
         state.statistics.stored = state.records.count
         return sequence
     }
