@@ -269,6 +269,9 @@ public final class MockServer: Sendable {
                 "auth": "\(configuration.authMode.rawValue)",
                 "scenario": "\(configuration.scenarioFile.map { _ in scenario.current.scenario.name } ?? "none")",
                 "token-keys": "\(authentication.verifier.keys.keys.sorted().joined(separator: ","))",
+                // The default loop count follows the usable cores: both said, so a user can see what was chosen.
+                "threads": "\(configuration.threads)",
+                "cores": "\(UsableCores.count)",
             ]
         )
         return server

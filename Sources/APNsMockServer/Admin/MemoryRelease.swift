@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import NIOCore
 
 /// Keeps the recorder's memory returnable to the system once it is cleared.
 ///
@@ -45,7 +44,7 @@ public enum MemoryRelease {
         let mmapThreshold: Int32 = -3
         let arenaMax: Int32 = -8
         _ = mallopt(mmapThreshold, 128 * 1024)
-        if getenv("MALLOC_ARENA_MAX") == nil { _ = mallopt(arenaMax, Int32(clamping: 2 * System.coreCount + 1)) }
+        if getenv("MALLOC_ARENA_MAX") == nil { _ = mallopt(arenaMax, Int32(clamping: 2 * UsableCores.count + 1)) }
         #endif
     }
 }

@@ -33,8 +33,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var requestLimits = HTTP2RequestLimits()
     /// libnghttp2 limits that can end a connection (the stream-reset rate limit).
     public var sessionLimits = HTTP2SessionLimits()
-    /// Event-loop threads for the provider port. `System.coreCount` ignores `taskset`, so this is a setting.
-    public var threads: Int = defaultThreadCount()
+    /// Event-loop threads for the provider and channel-management ports. Default: one fewer than the cores the
+    /// process may use (at least 1), leaving a core to the provider under test (see `UsableCores`).
+    public var threads: Int = UsableCores.defaultEventLoops
     public var logLevel: Logger.Level = .info
     public var authMode: AuthenticationMode = .either
     /// Token keys to trust besides the `AuthKey_<KEYID>.p8` files in `certsDirectory`.
@@ -101,10 +102,6 @@ public struct ServerConfiguration: Sendable, Equatable {
             environmentKeyReason: environmentKeyReason,
             expiredTokenPoisonsConnection: expiredTokenPoisonsConnection
         )
-    }
-
-    static func defaultThreadCount() -> Int {
-        max(1, System.coreCount)
     }
 }
 
