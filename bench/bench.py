@@ -45,16 +45,13 @@ LOOPBACK = "127.0.0.1"
 
 # The second apns-mock row: `--threads 1`, like the references' single worker.
 ONE_THREAD = "apns-mock-1t"
-# The throughput and connections workloads' third apns-mock row: an event loop on every core the server may use (serve's default
-# before it left a core to the client), so what that costs beside h2load stays measured.
-EVERY_CORE = "apns-mock-nt"
 # apns-mock with the run's default flags, beside apns-mock in a variant workload (record file, stores, stalled feed,
 # token): the variant's share of plain throughput is then paired by round, as the references' ratios are.
 PLAIN = "apns-mock-plain"
 
 
 def is_apns_mock(name: str) -> bool:
-    return name in ("apns-mock", ONE_THREAD, EVERY_CORE, PLAIN)
+    return name in ("apns-mock", ONE_THREAD, PLAIN)
 
 
 
@@ -329,7 +326,7 @@ class ApnsMock(Server):
 
     def __init__(self, workdir, pin, binary: str, threads: int, max_recorded: int, extra_args: list[str],
                  name: str = "apns-mock"):
-        # `threads` 0: serve's default (one event loop per usable core but one), what users run.
+        # `threads` 0: serve's default (one event loop per core the process may use), what users run.
         self.name = name
         super().__init__(workdir, pin)
         self.binary = binary
@@ -620,7 +617,6 @@ class Bench:
         self.available = {
             "apns-mock": True,
             ONE_THREAD: True,
-            EVERY_CORE: True,
             "nginx": shutil.which("nginx") is not None,
             "nghttpd": shutil.which("nghttpd") is not None,
         }
@@ -636,7 +632,7 @@ class Bench:
     def make_server(self, name: str, max_recorded: int, apns_mock_args: list[str] | None = None) -> Server:
         if is_apns_mock(name):
             flags = self.default_apns_mock_args if apns_mock_args is None or name == PLAIN else apns_mock_args
-            threads = 1 if name == ONE_THREAD else self.server_cores() if name == EVERY_CORE else self.args.threads
+            threads = 1 if name == ONE_THREAD else self.args.threads
             return ApnsMock(self.workdir, self.server_pin, self.args.binary, threads, max_recorded,
                             flags + self.args.server_arg, name=name)
         if name == "nginx":
@@ -644,16 +640,10 @@ class Bench:
         return Nghttpd(self.workdir, self.server_pin)
 
     def server_cores(self) -> int:
-        """The cores the servers may run on: the pinned set, or this process's."""
+        """The cores the servers may run on (the pinned set, or this process's): serve's default event loops."""
         if self.server_pin:
             return len(self.server_pin.split(","))
         return len(os.sched_getaffinity(0))
-
-    def servers_for(self, workload: Workload, servers: list[str]) -> list[str]:
-        """The rows a workload runs: a loop per core only in the plain workloads with many streams in flight (the
-        variants are paired with plain apns-mock), and only where it differs from --threads 1."""
-        return [name for name in servers
-                if name != EVERY_CORE or (workload.key in ("throughput", "connections") and self.server_cores() > 1)]
 
     def problem(self, message: str) -> None:
         log(f"PROBLEM: {message}")
@@ -702,7 +692,7 @@ class Bench:
             running: list[Server] = []
             readers: list[socket.socket] = []
             try:
-                names = self.servers_for(workload, servers) + ([PLAIN] if workload.paired_plain and "apns-mock" in servers else [])
+                names = servers + ([PLAIN] if workload.paired_plain and "apns-mock" in servers else [])
                 for name in names:
                     server = self.make_server(name, max_recorded, workload.apns_mock_args)
                     server.start()
@@ -1139,7 +1129,7 @@ def targets(summaries: list[dict], memory: dict | None) -> list[dict]:
     if pa and pn:
         add("p99 latency vs nginx (-c 1 -m 1)", round(pa / pn, 2), "<= 1.5", pa / pn <= 1.5,
             f"{fmt_ms(pa)} ms vs {fmt_ms(pn)} ms = {pa / pn:.2f}x")
-    # Issue 19: the default configuration (one event loop per usable core but one) against the references, and token auth.
+    # Issue 19: the default configuration (one event loop per usable core) against the references, and token auth.
     ngh = get("throughput", "apns-mock", "ratio_nghttpd")
     if ngh:
         add("default config: throughput vs nghttpd", ngh, ">= 0.8", ngh >= 0.8, f"{ngh:.2f}x")
@@ -1232,15 +1222,13 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, help="rounds per workload (full mode: 5)")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every request count (e.g. 0.5)")
     parser.add_argument("--threads", type=int, default=0,
-                        help="the headline apns-mock's event loops (default: serve's own, one per usable core but one, "
-                             "what users run); the apns-mock-1t row always runs --threads 1, like the references' one "
-                             "worker, and apns-mock-nt (throughput, connections) one per core")
+                        help="the headline apns-mock's event loops (default: serve's own, one per usable core, what "
+                             "users run); the apns-mock-1t row always runs --threads 1, like the references' one worker")
     parser.add_argument("--pin", action="store_true",
                         help="taskset: servers on --server-cpus, h2load on --client-cpu (needs 2+ cores)")
     parser.add_argument("--server-cpus", default="0")
     parser.add_argument("--client-cpu", default="1")
-    parser.add_argument("--servers", default=f"apns-mock,{ONE_THREAD},{EVERY_CORE},nginx,nghttpd",
-                        help="comma-separated subset")
+    parser.add_argument("--servers", default=f"apns-mock,{ONE_THREAD},nginx,nghttpd", help="comma-separated subset")
     parser.add_argument("--cores", action="store_true",
                         help="also the throughput workload with the servers pinned to 1, 2, … cores and h2load on the rest")
     parser.add_argument("--token", dest="token", action="store_const", const="yes", default="auto",
@@ -1342,9 +1330,8 @@ def main() -> int:
             print(f"apns-mock vs nginx vs nghttpd: h2load, {bench.body.stat().st_size}-byte POST, TLS + HTTP/2, "
                   f"{rounds} round(s) per workload (+1 logged for latency where h2load keeps streams in flight), "
                   f"{len(os.sched_getaffinity(0))} cores, apns-mock "
-                  f"--threads {args.threads or 'default (' + str(max(1, bench.server_cores() - 1)) + ')'}"
-                  f"{', pinned' if args.pin else ''}; {ONE_THREAD}: --threads 1; "
-                  f"{EVERY_CORE}: --threads {bench.server_cores()} (throughput, connections)")
+                  f"--threads {args.threads or 'default (' + str(bench.server_cores()) + ')'}"
+                  f"{', pinned' if args.pin else ''}; {ONE_THREAD}: --threads 1")
             print_workload_table(summaries)
             if args.cores:
                 cores = bench.cores_rows(Workload("throughput", "throughput", 4, 100, scale(400_000)), rounds, servers)

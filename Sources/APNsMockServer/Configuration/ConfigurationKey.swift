@@ -107,7 +107,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
             return "reject (400 DeviceTokenNotForTopic) or accept a topic whose suffix does not fit the push type. Default reject."
         case .backgroundPriority10: return "accept or reject (400 BadPriority) background pushes at priority 10. Default accept."
         case .maxConcurrentStreams: return "SETTINGS_MAX_CONCURRENT_STREAMS sent to clients. Default 1000."
-        case .threads: return "Event-loop threads of the provider and channel-management ports (the admin API runs on SwiftNIO's shared loops). Default: one fewer than the cores the process may use (cgroup limit and affinity mask), at least 1, leaving a core to the provider under test."
+        case .threads: return "Event-loop threads of the provider and channel-management ports (the admin API runs on SwiftNIO's shared loops). Default: the number of cores the process may use (its cgroup limit and affinity mask, so taskset and docker --cpus count)."
         case .logLevel: return "trace, debug, info, notice, warning, error or critical. Default info."
         case .auth: return "token, certificate, either (whichever the connection presents) or none. Default either."
         case .providerKey:

@@ -33,9 +33,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var requestLimits = HTTP2RequestLimits()
     /// libnghttp2 limits that can end a connection (the stream-reset rate limit).
     public var sessionLimits = HTTP2SessionLimits()
-    /// Event-loop threads for the provider and channel-management ports. Default: one fewer than the cores the
-    /// process may use (at least 1), leaving a core to the provider under test (see `UsableCores`).
-    public var threads: Int = UsableCores.defaultEventLoops
+    /// Event-loop threads for the provider and channel-management ports. Default: one per core the process may
+    /// use, counting the cgroup's limit and the affinity mask (see `UsableCores`).
+    public var threads: Int = UsableCores.count
     public var logLevel: Logger.Level = .info
     public var authMode: AuthenticationMode = .either
     /// Token keys to trust besides the `AuthKey_<KEYID>.p8` files in `certsDirectory`.

@@ -5,6 +5,12 @@ import NIOCore
 
 /// How many cores this process may run on, and so how many event loops it starts by default.
 ///
+/// A loop on every usable core, as nginx's `worker_processes auto`: a mock alone in its container would leave a
+/// core idle with fewer. One fewer (a core left to a client on the same machine) was the default for a day: on
+/// 2 cores beside `h2load` it made plain pushes slightly cheaper, but with `--record-file` the writer thread kept
+/// preempting the one loop while the other core sat partly idle, and the file's throughput fell from 93–95% of
+/// plain to 68–72%; see the README's benchmark.
+///
 /// SwiftNIO's `System.coreCount` reads the cgroup's quota and cpuset (what `docker --cpus` and `--cpuset-cpus`
 /// set) but not the process's affinity mask, so under `taskset -c 0` it still says 2 on a 2-core machine and
 /// two loops took turns on one core. The affinity mask (`sched_getaffinity`) is counted as well; the smaller
@@ -13,17 +19,6 @@ enum UsableCores {
     /// The cores the process may use: the cgroup's limit and the affinity mask, whichever is smaller; at least 1.
     static var count: Int {
         max(1, min(System.coreCount, affinityCount ?? Int.max))
-    }
-
-    /// Event loops when `--threads` is not given: one core is left to the provider under test.
-    ///
-    /// The mock nearly always shares its machine with what sends to it (a CI job, a compose file, a developer's
-    /// laptop). With a loop on every core, the loops and the client take turns on the same cores: on 2 cores, two
-    /// loops beside `h2load` switched context 2,500 times per 400,000 pushes (one loop: 75) and spent 1.00–1.3×
-    /// one loop's CPU per push for no more throughput. One loop answers over 200,000 pushes a second, far more
-    /// than a provider's test sends, so leaving a core costs nothing a user would notice.
-    static var defaultEventLoops: Int {
-        max(1, count - 1)
     }
 
     /// Bits set in the affinity mask, or `nil` where it cannot be read.
