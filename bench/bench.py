@@ -54,6 +54,17 @@ def is_apns_mock(name: str) -> bool:
     return name in ("apns-mock", ONE_THREAD, PLAIN)
 
 
+# The builds `bench/run --floor` makes from bench/floor/*.patch, each cutting the request path shorter: their
+# differences are what the decision and the recording cost (see floor_breakdown).
+TRANSPORT_ONLY = "transport-only"
+NO_RECORDING = "no-recording"
+
+
+def is_measured(row: dict) -> bool:
+    """apns-mock or another build of it (`--variant`): the rows that get ratios to the references."""
+    return is_apns_mock(row["server"]) or bool(row.get("variant"))
+
+
 
 def log(message: str) -> None:
     print(f"bench: {message}", file=sys.stderr, flush=True)
@@ -325,9 +336,11 @@ class ApnsMock(Server):
     name = "apns-mock"
 
     def __init__(self, workdir, pin, binary: str, threads: int, max_recorded: int, extra_args: list[str],
-                 name: str = "apns-mock"):
+                 name: str = "apns-mock", checks_recordings: bool = True):
         # `threads` 0: serve's default (one event loop per core the process may use), what users run.
+        # `checks_recordings` False: a `--variant` build, which may record nothing (bench/floor's patches).
         self.name = name
+        self.checks_recordings = checks_recordings
         super().__init__(workdir, pin)
         self.binary = binary
         self.threads = threads
@@ -610,6 +623,16 @@ def run_h2load(args, server: Server, workload: Workload, body: Path, workdir: Pa
 class Bench:
     def __init__(self, args):
         self.args = args
+        # `--variant NAME=BINARY`: another build of apns-mock, run with `--threads 1` beside the others. Checked
+        # first, so a mistake leaves nothing behind.
+        self.variants: dict[str, str] = {}
+        for spec in args.variant:
+            name, _, binary = spec.partition("=")
+            if not name or not binary or is_apns_mock(name) or name in ("nginx", "nghttpd"):
+                raise HarnessError(f"--variant {spec!r}: expected NAME=BINARY with a NAME of its own")
+            if not os.access(binary, os.X_OK):
+                raise HarnessError(f"--variant {spec!r}: {binary} is not an executable")
+            self.variants[name] = os.path.abspath(binary)
         self.workdir = Path(tempfile.mkdtemp(prefix="apns-mock-bench-"))
         self.body = self.workdir / "payload.json"
         self.body.write_bytes(make_payload(200))
@@ -630,6 +653,11 @@ class Bench:
         self.default_apns_mock_args = ["--auth", "none"] if self.auth_flag else []
 
     def make_server(self, name: str, max_recorded: int, apns_mock_args: list[str] | None = None) -> Server:
+        if name in self.variants:
+            # The run's default flags, as PLAIN: a variant is compared with plain apns-mock, not with a workload's
+            # own flags (a record file, a store).
+            return ApnsMock(self.workdir, self.server_pin, self.variants[name], 1, max_recorded,
+                            self.default_apns_mock_args + self.args.server_arg, name=name, checks_recordings=False)
         if is_apns_mock(name):
             flags = self.default_apns_mock_args if apns_mock_args is None or name == PLAIN else apns_mock_args
             threads = 1 if name == ONE_THREAD else self.args.threads
@@ -693,11 +721,14 @@ class Bench:
             readers: list[socket.socket] = []
             try:
                 names = servers + ([PLAIN] if workload.paired_plain and "apns-mock" in servers else [])
+                # Variants run the plain load only: they take the run's default flags, never a workload's own.
+                if workload.key == "throughput":
+                    names += [name for name in self.variants if name not in names]
                 for name in names:
                     server = self.make_server(name, max_recorded, workload.apns_mock_args)
                     server.start()
                     running.append(server)
-                    if workload.stalled_reader and isinstance(server, ApnsMock) and name != PLAIN:
+                    if workload.stalled_reader and isinstance(server, ApnsMock) and server.checks_recordings and name != PLAIN:
                         readers.append(stalled_reader(server.admin_port))
                 for server in running:
                     warm = max(workload.clients, min(5000, workload.requests // 4))
@@ -714,7 +745,7 @@ class Bench:
                         result["server_cpu_s"] = round(cpu, 3)
                         result["cpu_s_per_100k"] = round(cpu / result["done"] * 100_000, 3) if result["done"] else None
                         stats = None
-                        if isinstance(server, ApnsMock):
+                        if isinstance(server, ApnsMock) and server.checks_recordings:
                             stats = server.wait_recorded(result.get("status", {}).get("2xx", 0))
                             result["recorder_stored"] = stats["recorder"]["stored"]
                             result["recorder_received"] = stats.get("received")
@@ -742,6 +773,7 @@ class Bench:
                         "streams": workload.streams,
                         "requests": workload.requests,
                         "server": server.name,
+                        **({"variant": True} if server.name in self.variants else {}),
                         "req_per_s_median": median([r["req_per_s"] for r in rounds_data]),
                         "req_per_s_min": min(r["req_per_s"] for r in rounds_data),
                         "req_per_s_max": max(r["req_per_s"] for r in rounds_data),
@@ -791,7 +823,7 @@ class Bench:
             return None
         kind = "postgres" if args[args.index("--store") + 1].startswith("postgres") else "sqlite"
         found = {}
-        for server in (s for s in running if isinstance(s, ApnsMock) and s.name != PLAIN):
+        for server in (s for s in running if isinstance(s, ApnsMock) and s.checks_recordings and s.name != PLAIN):
             started = time.monotonic()
             while True:
                 sink = next((s for s in server.stats().get("sinks", []) if s["name"] == kind), None)
@@ -815,7 +847,7 @@ class Bench:
         if "--record-file" not in args:
             return None
         return {s.name: self.check_one_record_file(s, Path(s.record_file)) for s in running
-                if isinstance(s, ApnsMock) and s.name != PLAIN}
+                if isinstance(s, ApnsMock) and s.checks_recordings and s.name != PLAIN}
 
     def check_one_record_file(self, server, path: Path) -> dict:
         deadline = time.monotonic() + 60
@@ -895,7 +927,7 @@ def add_ratios(summaries: list[dict]) -> None:
     for s in summaries:
         by_workload.setdefault(s["workload"], {})[s["server"]] = s
     for servers in by_workload.values():
-      for mine in [row for name, row in servers.items() if is_apns_mock(name)]:
+      for mine in [row for row in servers.values() if is_measured(row)]:
         own = {r["round"]: r["req_per_s"] for r in mine["rounds"] if r.get("kind") != "latency"}
         for ref in ("nginx", "nghttpd"):
             theirs = servers.get(ref)
@@ -924,6 +956,66 @@ def add_ratios(summaries: list[dict]) -> None:
             other_cpu = {r["round"]: r.get("cpu_s_per_100k") for r in plain["rounds"] if r.get("kind") != "latency"}
             cpu_pairs = [own_cpu[i] / other_cpu[i] for i in sorted(own_cpu) if own_cpu[i] and other_cpu.get(i)]
             mine["cpu_ratio_plain"] = round(median(cpu_pairs), 3) if cpu_pairs else None
+
+
+def floor_breakdown(summaries: list[dict]) -> dict | None:
+    """Where a push's CPU goes, from the builds `bench/run --floor` adds beside apns-mock-1t (all one event loop):
+    transport-only answers at once (TLS, HTTP/2 and a 200 with an apns-id: what nghttpd does), no-recording decides
+    and answers but keeps nothing. Each part is a difference of CPU per push within one round, so the machine's
+    drift cancels as in add_ratios; the medians of those differences are reported."""
+    rows = {s["server"]: s for s in summaries if s["workload"] == "throughput"}
+    if not all(name in rows for name in (TRANSPORT_ONLY, NO_RECORDING, ONE_THREAD)):
+        return None
+
+    def per_round(name):
+        return {r["round"]: r["cpu_s_per_100k"] * 10 for r in rows[name]["rounds"]
+                if r.get("kind") != "latency" and r.get("cpu_s_per_100k")}
+
+    transport, decided, full = per_round(TRANSPORT_ONLY), per_round(NO_RECORDING), per_round(ONE_THREAD)
+    default = per_round("apns-mock") if "apns-mock" in rows else {}
+    nghttpd = per_round("nghttpd") if "nghttpd" in rows else {}
+    both = [i for i in sorted(full) if i in transport and i in decided]
+    if not both:
+        return None
+
+    def med(values):
+        return round(median(values), 3) if values else None
+
+    return {
+        "rounds": len(both),
+        "transport_us": med([transport[i] for i in both]),
+        "decision_us": med([decided[i] - transport[i] for i in both]),
+        "recording_us": med([full[i] - decided[i] for i in both]),
+        "own_us": med([full[i] - transport[i] for i in both]),
+        "own_vs_transport": med([(full[i] - transport[i]) / transport[i] for i in both]),
+        "transport_vs_nghttpd": med([transport[i] / nghttpd[i] for i in both if nghttpd.get(i)]),
+        "one_loop_vs_nghttpd": med([full[i] / nghttpd[i] for i in both if nghttpd.get(i)]),
+        "default_minus_one_loop_us": med([default[i] - full[i] for i in both if i in default]),
+    }
+
+
+def print_floor(floor: dict | None, same_binary: bool) -> None:
+    if not floor:
+        return
+    def line(label, value, note=""):
+        cell = "" if value is None else f"{value:.2f} µs"
+        print(f"  {label:<66} {cell:>9}{'   ' + note if note else ''}")
+    print(f"where a push's CPU goes (throughput; {ONE_THREAD} and the bench/floor builds, one event loop each; medians of "
+          f"the differences within each of {floor['rounds']} rounds):")
+    if same_binary:
+        print("  (a harness check: the variants are apns-mock's own binary, so the parts below mean nothing)")
+    line(f"transport: TLS, HTTP/2, a 200 with an apns-id ({TRANSPORT_ONLY})", floor["transport_us"],
+         f"{fmt_x(floor['transport_vs_nghttpd'])} nghttpd's CPU per push")
+    line(f"decision, metrics, apns-unique-id ({NO_RECORDING} - {TRANSPORT_ONLY})", floor["decision_us"])
+    line(f"recording ({ONE_THREAD} - {NO_RECORDING})", floor["recording_us"])
+    line(f"own work, both together ({ONE_THREAD} - {TRANSPORT_ONLY})", floor["own_us"],
+         f"{fmt_x(floor['own_vs_transport'])} the transport's")
+    if floor["one_loop_vs_nghttpd"] is not None:
+        line(f"{ONE_THREAD}, all of it", None, f"{fmt_x(floor['one_loop_vs_nghttpd'])} nghttpd's CPU per push")
+    if floor["default_minus_one_loop_us"] is not None:
+        label = f"the default event loops (apns-mock - {ONE_THREAD})"
+        print(f"  {label:<66} {floor['default_minus_one_loop_us']:>+6.2f} µs")
+    print()
 
 
 def print_cores(rows: list[dict]) -> None:
@@ -1031,7 +1123,7 @@ def print_workload_table(summaries: list[dict]) -> None:
         for i, r in enumerate(rows):
             label = r["label"] if i == 0 else ""
             shape = f"-c {r['clients']} -m {r['streams']}" if i == 0 else f"-n {r['requests']}" if i == 1 else ""
-            mine = is_apns_mock(r["server"])
+            mine = is_measured(r)
             cpu_nginx = fmt_x(r.get("cpu_ratio_nginx")) if mine else ""
             ratio_nginx = fmt_x(r.get("ratio_nginx")) if mine else ""
             ratio_ngh = fmt_x(r.get("ratio_nghttpd")) if mine else ""
@@ -1157,6 +1249,11 @@ def targets(summaries: list[dict], memory: dict | None) -> list[dict]:
     elif token_rate and plain_rate:
         add("token auth vs --auth none", round(token_rate / plain_rate, 2), ">= 0.85", token_rate / plain_rate >= 0.85,
             fmt_share(token_rate / plain_rate))
+    floor = floor_breakdown(summaries)
+    if floor and floor["own_vs_transport"] is not None:
+        own = floor["own_vs_transport"]
+        add("own work vs the transport (--threads 1, --floor)", own, "< 1.0", own < 1.0,
+            f"{floor['own_us']:.2f} vs {floor['transport_us']:.2f} µs = {own:.2f}x")
     if memory:
         last = memory["checkpoints"][-1]
         if last["recorded"] >= 1_000_000:
@@ -1242,6 +1339,9 @@ def main() -> int:
     parser.add_argument("--no-token", dest="token", action="store_const", const="no",
                         help="skip the token-auth workload")
     parser.add_argument("--server-arg", action="append", default=[], help="extra apns-mock flag (repeatable)")
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME=BINARY",
+                        help="another apns-mock build, run with --threads 1 beside the others; its recordings are not "
+                             "checked (repeatable; bench/run --floor passes its two)")
     parser.add_argument("--workloads", help="comma-separated subset of throughput,connections,latency,recordfile,sqlite,postgres,broadcast,livefeed,token")
     parser.add_argument("--postgres", help="the postgres://USER@HOST:PORT/DB the postgres workload uses (each row gets a "
                         "fresh database beside DB); default: a PostgreSQL server of the bench's own")
@@ -1254,7 +1354,11 @@ def main() -> int:
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, lambda s, _f: sys.exit(128 + s))
 
-    bench = Bench(args)
+    try:
+        bench = Bench(args)
+    except HarnessError as error:
+        log(str(error))
+        return 2
     atexit.register(shutil.rmtree, bench.workdir, True)
     servers = [name for name in args.servers.split(",") if name and bench.available.get(name)]
     if "apns-mock" not in servers:
@@ -1339,6 +1443,7 @@ def main() -> int:
                   f"--threads {args.threads or 'default (' + str(bench.server_cores()) + ')'}"
                   f"{', pinned' if args.pin else ''}; {ONE_THREAD}: --threads 1")
             print_workload_table(summaries)
+            print_floor(floor_breakdown(summaries), same_binary=args.binary in bench.variants.values())
             if args.cores:
                 cores = bench.cores_rows(Workload("throughput", "throughput", 4, 100, scale(400_000)), rounds, servers)
                 print_cores(cores)
@@ -1382,6 +1487,7 @@ def main() -> int:
             "payload_bytes": bench.body.stat().st_size,
             "headers": HEADERS,
             "extra_apns_mock_args": args.server_arg,
+            "variants": bench.variants,
             "apns_mock_args": bench.default_apns_mock_args,
             "token_variant": bool(token),
             "token_note": token_note if not token else "",
@@ -1392,6 +1498,7 @@ def main() -> int:
             "nginx": tool_version(["nginx", "-v"]) if bench.available["nginx"] else None,
         },
         "workloads": summaries,
+        "floor": floor_breakdown(summaries),
         "cores": result_doc.get("cores"),
         "scalability": scalability,
         "memory": memory,
