@@ -721,9 +721,13 @@ class Bench:
             readers: list[socket.socket] = []
             try:
                 names = servers + ([PLAIN] if workload.paired_plain and "apns-mock" in servers else [])
-                # Variants run the plain load only: they take the run's default flags, never a workload's own.
+                # Variants run the plain load only: they take the run's default flags, never a workload's own. They
+                # go right after apns-mock-1t, in the order given, so the builds whose CPU per push is subtracted
+                # (floor_breakdown) run seconds apart in each round.
                 if workload.key == "throughput":
-                    names += [name for name in self.variants if name not in names]
+                    extra = [name for name in self.variants if name not in names]
+                    at = names.index(ONE_THREAD) + 1 if ONE_THREAD in names else len(names)
+                    names[at:at] = extra
                 for name in names:
                     server = self.make_server(name, max_recorded, workload.apns_mock_args)
                     server.start()
