@@ -965,60 +965,58 @@ def add_ratios(summaries: list[dict]) -> None:
 def floor_breakdown(summaries: list[dict]) -> dict | None:
     """Where a push's CPU goes, from the builds `bench/run --floor` adds beside apns-mock-1t (all one event loop):
     transport-only answers at once (TLS, HTTP/2 and a 200 with an apns-id: what nghttpd does), no-recording decides
-    and answers but keeps nothing. Each part is a difference of CPU per push within one round, so the machine's
-    drift cancels as in add_ratios; the medians of those differences are reported."""
+    and answers but keeps nothing. Each part is taken as a share of apns-mock-1t's CPU per push in the same round,
+    median over the rounds: this machine's speed scales every figure of a moment alike, which a ratio cancels and a
+    difference of two figures does not (differences of these CPU figures swung by more than the parts themselves)."""
     rows = {s["server"]: s for s in summaries if s["workload"] == "throughput"}
     if not all(name in rows for name in (TRANSPORT_ONLY, NO_RECORDING, ONE_THREAD)):
         return None
 
     def per_round(name):
-        return {r["round"]: r["cpu_s_per_100k"] * 10 for r in rows[name]["rounds"]
+        return {r["round"]: r["cpu_s_per_100k"] * 10 for r in rows.get(name, {}).get("rounds", [])
                 if r.get("kind") != "latency" and r.get("cpu_s_per_100k")}
 
     transport, decided, full = per_round(TRANSPORT_ONLY), per_round(NO_RECORDING), per_round(ONE_THREAD)
-    default = per_round("apns-mock") if "apns-mock" in rows else {}
-    nghttpd = per_round("nghttpd") if "nghttpd" in rows else {}
-    both = [i for i in sorted(full) if i in transport and i in decided]
-    if not both:
+    default, nghttpd = per_round("apns-mock"), per_round("nghttpd")
+    rounds = [i for i in sorted(full) if i in transport and i in decided]
+    if not rounds:
         return None
 
     def med(values):
         return round(median(values), 3) if values else None
 
     return {
-        "rounds": len(both),
-        "transport_us": med([transport[i] for i in both]),
-        "decision_us": med([decided[i] - transport[i] for i in both]),
-        "recording_us": med([full[i] - decided[i] for i in both]),
-        "own_us": med([full[i] - transport[i] for i in both]),
-        "own_vs_transport": med([(full[i] - transport[i]) / transport[i] for i in both]),
-        "transport_vs_nghttpd": med([transport[i] / nghttpd[i] for i in both if nghttpd.get(i)]),
-        "one_loop_vs_nghttpd": med([full[i] / nghttpd[i] for i in both if nghttpd.get(i)]),
-        "default_minus_one_loop_us": med([default[i] - full[i] for i in both if i in default]),
+        "rounds": len(rounds),
+        "one_loop_us": med([full[i] for i in rounds]),
+        "transport_share": med([transport[i] / full[i] for i in rounds]),
+        "decision_share": med([(decided[i] - transport[i]) / full[i] for i in rounds]),
+        "recording_share": med([(full[i] - decided[i]) / full[i] for i in rounds]),
+        "own_vs_transport": med([(full[i] - transport[i]) / transport[i] for i in rounds]),
+        "transport_vs_nghttpd": med([transport[i] / nghttpd[i] for i in rounds if nghttpd.get(i)]),
+        "one_loop_vs_nghttpd": med([full[i] / nghttpd[i] for i in rounds if nghttpd.get(i)]),
+        "default_vs_one_loop": med([default[i] / full[i] for i in rounds if default.get(i)]),
     }
 
 
 def print_floor(floor: dict | None, same_binary: bool) -> None:
     if not floor:
         return
-    def line(label, value, note=""):
-        cell = "" if value is None else f"{value:.2f} µs"
-        print(f"  {label:<66} {cell:>9}{'   ' + note if note else ''}")
-    print(f"where a push's CPU goes (throughput; {ONE_THREAD} and the bench/floor builds, one event loop each; medians of "
-          f"the differences within each of {floor['rounds']} rounds):")
+    def line(label, share=None, note=""):
+        cells = "" if share is None else f"{share:>4.0%}  ~{share * floor['one_loop_us']:.1f} µs"
+        print(f"  {label:<68} {cells:<16}{note}".rstrip())
+    print(f"where a push's CPU goes (throughput, one event loop each; per round, a share of {ONE_THREAD}'s CPU per "
+          f"push, median over {floor['rounds']} rounds; {ONE_THREAD}: {floor['one_loop_us']:.2f} µs):")
     if same_binary:
         print("  (a harness check: the variants are apns-mock's own binary, so the parts below mean nothing)")
-    line(f"transport: TLS, HTTP/2, a 200 with an apns-id ({TRANSPORT_ONLY})", floor["transport_us"],
+    line(f"transport: TLS, HTTP/2, a 200 with an apns-id ({TRANSPORT_ONLY})", floor["transport_share"],
          f"{fmt_x(floor['transport_vs_nghttpd'])} nghttpd's CPU per push")
-    line(f"decision, metrics, apns-unique-id ({NO_RECORDING} - {TRANSPORT_ONLY})", floor["decision_us"])
-    line(f"recording ({ONE_THREAD} - {NO_RECORDING})", floor["recording_us"])
-    line(f"own work, both together ({ONE_THREAD} - {TRANSPORT_ONLY})", floor["own_us"],
-         f"{fmt_x(floor['own_vs_transport'])} the transport's")
-    if floor["one_loop_vs_nghttpd"] is not None:
-        line(f"{ONE_THREAD}, all of it", None, f"{fmt_x(floor['one_loop_vs_nghttpd'])} nghttpd's CPU per push")
-    if floor["default_minus_one_loop_us"] is not None:
-        label = f"the default event loops (apns-mock - {ONE_THREAD})"
-        print(f"  {label:<66} {floor['default_minus_one_loop_us']:>+6.2f} µs")
+    line(f"decision, metrics, apns-unique-id ({NO_RECORDING} - {TRANSPORT_ONLY})", floor["decision_share"])
+    line(f"recording ({ONE_THREAD} - {NO_RECORDING})", floor["recording_share"])
+    line(f"own work against the transport ({ONE_THREAD} / {TRANSPORT_ONLY} - 1)", None,
+         fmt_x(floor["own_vs_transport"]))
+    line(f"{ONE_THREAD} against nghttpd", None, f"{fmt_x(floor['one_loop_vs_nghttpd'])} its CPU per push")
+    if floor["default_vs_one_loop"] is not None:
+        line(f"the default event loops against one (apns-mock / {ONE_THREAD})", None, fmt_x(floor["default_vs_one_loop"]))
     print()
 
 
@@ -1257,7 +1255,7 @@ def targets(summaries: list[dict], memory: dict | None) -> list[dict]:
     if floor and floor["own_vs_transport"] is not None:
         own = floor["own_vs_transport"]
         add("own work vs the transport (--threads 1, --floor)", own, "< 1.0", own < 1.0,
-            f"{floor['own_us']:.2f} vs {floor['transport_us']:.2f} µs = {own:.2f}x")
+            f"{own:.2f}x (transport {floor['transport_share']:.0%} of a push)")
     if memory:
         last = memory["checkpoints"][-1]
         if last["recorded"] >= 1_000_000:
