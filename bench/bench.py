@@ -58,6 +58,9 @@ def is_apns_mock(name: str) -> bool:
 # differences are what the decision and the recording cost (see floor_breakdown).
 TRANSPORT_ONLY = "transport-only"
 NO_RECORDING = "no-recording"
+# The same builds with serve's default event loops, beside the apns-mock row: whether the default's extra CPU per
+# push comes with the transport or with apns-mock's own work.
+DEFAULT_LOOPS = "@d"
 
 
 def is_measured(row: dict) -> bool:
@@ -623,16 +626,21 @@ def run_h2load(args, server: Server, workload: Workload, body: Path, workdir: Pa
 class Bench:
     def __init__(self, args):
         self.args = args
-        # `--variant NAME=BINARY`: another build of apns-mock, run with `--threads 1` beside the others. Checked
-        # first, so a mistake leaves nothing behind.
-        self.variants: dict[str, str] = {}
+        # `--variant NAME=BINARY[@THREADS]`: another build of apns-mock beside the others, with `--threads 1` or
+        # THREADS (`default`: serve's own count, as the apns-mock row). Checked first, so a mistake leaves nothing
+        # behind.
+        self.variants: dict[str, tuple[str, int]] = {}
         for spec in args.variant:
             name, _, binary = spec.partition("=")
-            if not name or not binary or is_apns_mock(name) or name in ("nginx", "nghttpd"):
-                raise HarnessError(f"--variant {spec!r}: expected NAME=BINARY with a NAME of its own")
+            threads = 1
+            head, at, tail = binary.rpartition("@")
+            if at and (tail.isdigit() or tail == "default"):
+                binary, threads = head, 0 if tail == "default" else int(tail)
+            if not name or not binary or is_apns_mock(name) or name in ("nginx", "nghttpd") or name in self.variants:
+                raise HarnessError(f"--variant {spec!r}: expected NAME=BINARY[@THREADS] with a NAME of its own")
             if not os.access(binary, os.X_OK):
                 raise HarnessError(f"--variant {spec!r}: {binary} is not an executable")
-            self.variants[name] = os.path.abspath(binary)
+            self.variants[name] = (os.path.abspath(binary), threads)
         self.workdir = Path(tempfile.mkdtemp(prefix="apns-mock-bench-"))
         self.body = self.workdir / "payload.json"
         self.body.write_bytes(make_payload(200))
@@ -656,7 +664,8 @@ class Bench:
         if name in self.variants:
             # The run's default flags, as PLAIN: a variant is compared with plain apns-mock, not with a workload's
             # own flags (a record file, a store).
-            return ApnsMock(self.workdir, self.server_pin, self.variants[name], 1, max_recorded,
+            binary, threads = self.variants[name]
+            return ApnsMock(self.workdir, self.server_pin, binary, threads, max_recorded,
                             self.default_apns_mock_args + self.args.server_arg, name=name, checks_recordings=False)
         if is_apns_mock(name):
             flags = self.default_apns_mock_args if apns_mock_args is None or name == PLAIN else apns_mock_args
@@ -995,6 +1004,12 @@ def floor_breakdown(summaries: list[dict]) -> dict | None:
         "transport_vs_nghttpd": med([transport[i] / nghttpd[i] for i in rounds if nghttpd.get(i)]),
         "one_loop_vs_nghttpd": med([full[i] / nghttpd[i] for i in rounds if nghttpd.get(i)]),
         "default_vs_one_loop": med([default[i] / full[i] for i in rounds if default.get(i)]),
+        # Each cut build with the default event loops against itself with one, where the run has both.
+        "default_vs_one_loop_by_build": {
+            name: med([many[i] / one[i] for i in rounds if many.get(i) and one.get(i)])
+            for name, one in ((TRANSPORT_ONLY, transport), (NO_RECORDING, decided))
+            for many in [per_round(name + DEFAULT_LOOPS)] if many
+        },
     }
 
 
@@ -1017,6 +1032,8 @@ def print_floor(floor: dict | None, same_binary: bool) -> None:
     line(f"{ONE_THREAD} against nghttpd", None, f"{fmt_x(floor['one_loop_vs_nghttpd'])} its CPU per push")
     if floor["default_vs_one_loop"] is not None:
         line(f"the default event loops against one (apns-mock / {ONE_THREAD})", None, fmt_x(floor["default_vs_one_loop"]))
+    for name, ratio in (floor.get("default_vs_one_loop_by_build") or {}).items():
+        line(f"  the same for {name} ({name}{DEFAULT_LOOPS} / {name})", None, fmt_x(ratio))
     print()
 
 
@@ -1114,7 +1131,7 @@ def fmt_ratio(a, b) -> str:
 
 
 def print_workload_table(summaries: list[dict]) -> None:
-    header = (f"{'workload':<17} {'h2load':<12} {'server':<15} {'req/s median':>12} {'(min-max)':>19} {'/nginx':>6} "
+    header = (f"{'workload':<17} {'h2load':<12} {'server':<16} {'req/s median':>12} {'(min-max)':>19} {'/nginx':>6} "
               f"{'/nghttpd':>8} {'p50 ms':>7} {'p99 ms':>7} {'CPU µs/req':>10} {'CPU/nginx':>9} {'peak RSS MB':>11}  status")
     print(header)
     print("-" * len(header))
@@ -1137,7 +1154,7 @@ def print_workload_table(summaries: list[dict]) -> None:
                 codes += f" FAILED {r['failed']}"
             cpu = r["cpu_s_per_100k_median"]
             # CPU seconds per 100,000 requests = µs per request × 10.
-            print(f"{label:<17} {shape:<12} {r['server']:<15} {r['req_per_s_median']:>12,.0f} {span:>19} "
+            print(f"{label:<17} {shape:<12} {r['server']:<16} {r['req_per_s_median']:>12,.0f} {span:>19} "
                   f"{ratio_nginx:>6} {ratio_ngh:>8} {fmt_ms(r['p50_us_median']):>7} {fmt_ms(r['p99_us_median']):>7} "
                   f"{('-' if cpu is None else f'{cpu * 10:.2f}'):>10} {cpu_nginx:>9} {fmt_mb(r['peak_rss_kb']):>11}  {codes}")
     print()
@@ -1341,9 +1358,10 @@ def main() -> int:
     parser.add_argument("--no-token", dest="token", action="store_const", const="no",
                         help="skip the token-auth workload")
     parser.add_argument("--server-arg", action="append", default=[], help="extra apns-mock flag (repeatable)")
-    parser.add_argument("--variant", action="append", default=[], metavar="NAME=BINARY",
-                        help="another apns-mock build, run with --threads 1 beside the others; its recordings are not "
-                             "checked (repeatable; bench/run --floor passes its two)")
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME=BINARY[@THREADS]",
+                        help="another apns-mock build in the throughput workload beside the others, with --threads 1 "
+                             "or THREADS (a number, or default: serve's own); its recordings are not checked "
+                             "(repeatable; bench/run --floor passes its builds)")
     parser.add_argument("--workloads", help="comma-separated subset of throughput,connections,latency,recordfile,sqlite,postgres,broadcast,livefeed,token")
     parser.add_argument("--postgres", help="the postgres://USER@HOST:PORT/DB the postgres workload uses (each row gets a "
                         "fresh database beside DB); default: a PostgreSQL server of the bench's own")
@@ -1445,7 +1463,7 @@ def main() -> int:
                   f"--threads {args.threads or 'default (' + str(bench.server_cores()) + ')'}"
                   f"{', pinned' if args.pin else ''}; {ONE_THREAD}: --threads 1")
             print_workload_table(summaries)
-            print_floor(floor_breakdown(summaries), same_binary=args.binary in bench.variants.values())
+            print_floor(floor_breakdown(summaries), same_binary=any(b == args.binary for b, _ in bench.variants.values()))
             if args.cores:
                 cores = bench.cores_rows(Workload("throughput", "throughput", 4, 100, scale(400_000)), rounds, servers)
                 print_cores(cores)
@@ -1489,7 +1507,7 @@ def main() -> int:
             "payload_bytes": bench.body.stat().st_size,
             "headers": HEADERS,
             "extra_apns_mock_args": args.server_arg,
-            "variants": bench.variants,
+            "variants": {name: {"binary": b, "threads": t or "default"} for name, (b, t) in bench.variants.items()},
             "apns_mock_args": bench.default_apns_mock_args,
             "token_variant": bool(token),
             "token_note": token_note if not token else "",
