@@ -86,28 +86,37 @@ public final class Recorder: Sendable {
         delivery: AnswerDelivery,
         context: inout RecordingContext
     ) -> RecordedNotification {
-        var response = outcome.response
-        var extras = outcome.extras
-        if case .notSent(let because) = delivery, let answer = response {
+        if case .notSent(let because) = delivery, let answer = outcome.response {
             let intended = answer.reason.map { "\(answer.status) \($0.rawValue)" } ?? String(answer.status)
-            extras = RecordExtras(
-                abandonedBecause: "answer \(intended) not sent: \(because)",
-                authentication: extras?.authentication,
-                scenarioRule: extras?.scenarioRule,
-                faults: extras?.faults ?? [],
-                broadcast: extras?.broadcast,
-                warnings: extras?.warnings ?? []
+            let extras = outcome.extras
+            return RecordedNotification(
+                sequence: 0,
+                receivedAt: outcome.receivedAt,
+                connectionID: connection.id,
+                streamID: streamID,
+                request: request,
+                response: nil,
+                extras: RecordExtras(
+                    abandonedBecause: "answer \(intended) not sent: \(because)",
+                    authentication: extras?.authentication,
+                    scenarioRule: extras?.scenarioRule,
+                    faults: extras?.faults ?? [],
+                    broadcast: extras?.broadcast,
+                    warnings: extras?.warnings ?? []
+                ),
+                shapes: &context.shapes
             )
-            response = nil
         }
+        // The answer read in place from the outcome: a copy of it (its IDs' strings retained) per recording showed
+        // in profiles.
         return RecordedNotification(
             sequence: 0,
             receivedAt: outcome.receivedAt,
             connectionID: connection.id,
             streamID: streamID,
             request: request,
-            response: response,
-            extras: extras,
+            response: outcome.response,
+            extras: outcome.extras,
             shapes: &context.shapes
         )
     }

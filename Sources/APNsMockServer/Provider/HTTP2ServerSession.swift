@@ -109,6 +109,10 @@ final class HTTP2ServerSession {
             self.id = id
         }
 
+        /// The outcome, moved out for the `.finished` event's recording: reading `outcome` copied it, and the
+        /// stream's reuse released it later.
+        func takeOutcome() -> RecordingOutcome? { outcome.take() }
+
         /// The request as received so far (all of it once the request has ended).
         var request: APNsRequest {
             APNsRequest(head: head, payload: body, payloadSize: bodySize, headerListTooLarge: headerListTooLarge)

@@ -338,7 +338,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
                 // A `.finished` stream holds the outcome `attach` gave it; recorded all the same if it did not.
                 recorder.record(
                     stream.request, streamID: stream.id, connection: connection,
-                    outcome: stream.outcome ?? .abandoned(at: receivedAt, because: "no outcome was kept"), delivery: delivery, into: &recordings,
+                    outcome: stream.takeOutcome() ?? .abandoned(at: receivedAt, because: "no outcome was kept"), delivery: delivery, into: &recordings,
                     context: &recordingContext
                 )
                 let actions = lifecycle.answerFinished(streamID: stream.id)
