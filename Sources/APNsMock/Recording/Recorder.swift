@@ -89,12 +89,8 @@ public final class Recorder: Sendable {
         if case .notSent(let because) = delivery, let answer = outcome.response {
             let intended = answer.reason.map { "\(answer.status) \($0.rawValue)" } ?? String(answer.status)
             let extras = outcome.extras
-            return RecordedNotification(
-                sequence: 0,
+            let unsent = RecordingOutcome(
                 receivedAt: outcome.receivedAt,
-                connectionID: connection.id,
-                streamID: streamID,
-                request: request,
                 response: nil,
                 extras: RecordExtras(
                     abandonedBecause: "answer \(intended) not sent: \(because)",
@@ -103,9 +99,10 @@ public final class Recorder: Sendable {
                     faults: extras?.faults ?? [],
                     broadcast: extras?.broadcast,
                     warnings: extras?.warnings ?? []
-                ),
-                shapes: &context.shapes
+                )
             )
+            // Recorded as an outcome with no answer, which says why: nothing else is left to say of its delivery.
+            return recording(request, streamID: streamID, connection: connection, outcome: unsent, delivery: .sent, context: &context)
         }
         // The answer read in place from the outcome: a copy of it (its IDs' strings retained) per recording showed
         // in profiles.
