@@ -141,6 +141,8 @@ final class HTTP2ServerSession {
     }
 
     private var session: OpaquePointer?
+    /// libnghttp2's allocations, recycled (see `MemoryPool`); `deinit` and `close()` delete the session first.
+    private let memory = MemoryPool()
     private var streams = StreamTable<Stream>()
     /// Closed streams' state, reused by the next ones: allocating it and its buffers for every stream, and
     /// freeing them in bursts, was several percent of a request in profiles (glibc's bins churned). At most
@@ -194,7 +196,8 @@ final class HTTP2ServerSession {
         nghttp2_option_set_max_outbound_ack(option, sessionLimits.maxOutboundAcks)
         nghttp2_option_set_max_settings(option, sessionLimits.maxSettingsEntries)
         nghttp2_option_set_max_continuations(option, sessionLimits.maxContinuations)
-        nghttp2_session_server_new2(&session, callbacks, Unmanaged.passUnretained(self).toOpaque(), option)
+        var allocator = memory.allocator
+        nghttp2_session_server_new3(&session, callbacks, Unmanaged.passUnretained(self).toOpaque(), option, &allocator)
     }
 
     deinit {
@@ -309,6 +312,7 @@ final class HTTP2ServerSession {
             nghttp2_session_del(session)
             self.session = nil
         }
+        memory.trim(keepingBytes: 0)
         return takeEvents()
     }
 

@@ -269,11 +269,23 @@ final class RawConnection: Sendable {
     /// Connects over TLS, sends the preface and an empty SETTINGS, and acknowledges the server's SETTINGS
     /// once it arrives; returns that SETTINGS frame.
     static func http2(port: Int) async throws -> (RawConnection, HTTP2Frame) {
-        let connection = try await connect(port: port)
-        try await connection.send(FrameWriter.preface + FrameWriter.settings())
-        let settings = try await connection.nextFrame { $0.kind == .settings && $0.flags & HTTP2Frame.ack == 0 }
+        let started = ContinuousClock.now
+        // Each step says where it failed and when: a bare "I/O on closed channel" from a run of every suite under
+        // AddressSanitizer did not tell which write found the connection closed.
+        func step<Result>(_ name: String, _ body: () async throws -> Result) async throws -> Result {
+            do {
+                return try await body()
+            } catch {
+                throw TestFailure("opening an HTTP/2 connection: \(name) failed after \(ContinuousClock.now - started): \(error)")
+            }
+        }
+        let connection = try await step("connect") { try await connect(port: port) }
+        try await step("sending the preface") { try await connection.send(FrameWriter.preface + FrameWriter.settings()) }
+        let settings = try await step("waiting for SETTINGS") {
+            try await connection.nextFrame { $0.kind == .settings && $0.flags & HTTP2Frame.ack == 0 }
+        }
         guard let settings else { throw TestFailure("the server closed the connection before its SETTINGS") }
-        try await connection.send(FrameWriter.settingsAck)
+        try await step("acknowledging SETTINGS") { try await connection.send(FrameWriter.settingsAck) }
         return (connection, settings)
     }
 
