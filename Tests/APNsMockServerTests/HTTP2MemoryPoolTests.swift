@@ -126,4 +126,18 @@ struct HTTP2MemoryPoolTests {
         #expect(sameClass == block)
         allocator.free(sameClass)
     }
+
+    /// The pool is the session's allocator: what libnghttp2 frees (here its SETTINGS frame, once written) lands on
+    /// the lists, and closing the session gives it all back.
+    @Test func aSessionFreesIntoItsPoolAndClosingEmptiesIt() throws {
+        let session = HTTP2ServerSession(settings: HTTP2Settings(), limits: HTTP2RequestLimits(), memoryPoolLimit: 64 * 1024)
+        #expect(session.pooledMemoryBytes == 0)
+        session.submitInitialSettings()
+        var written = 0
+        _ = try session.drainOutput(maxBytes: 1 << 20) { written += $0.count }
+        #expect(written > 0)
+        #expect(session.pooledMemoryBytes > 0)
+        _ = session.close(because: "the test is over")
+        #expect(session.pooledMemoryBytes == 0)
+    }
 }

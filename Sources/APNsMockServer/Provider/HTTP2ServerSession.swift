@@ -142,7 +142,7 @@ final class HTTP2ServerSession {
 
     private var session: OpaquePointer?
     /// libnghttp2's allocations, recycled (see `MemoryPool`); `deinit` and `close()` delete the session first.
-    private let memory = MemoryPool()
+    private let memory: MemoryPool
     private var streams = StreamTable<Stream>()
     /// Closed streams' state, reused by the next ones: allocating it and its buffers for every stream, and
     /// freeing them in bursts, was several percent of a request in profiles (glibc's bins churned). At most
@@ -171,8 +171,10 @@ final class HTTP2ServerSession {
         settings: HTTP2Settings,
         limits: HTTP2RequestLimits,
         sessionLimits: HTTP2SessionLimits = HTTP2SessionLimits(),
-        tracker: ConnectionTracker? = nil
+        tracker: ConnectionTracker? = nil,
+        memoryPoolLimit: Int = MemoryPool.defaultLimit
     ) {
+        memory = MemoryPool(limit: memoryPoolLimit)
         self.settings = settings
         self.limits = limits
         self.tracker = tracker
@@ -315,6 +317,9 @@ final class HTTP2ServerSession {
         memory.trim(keepingBytes: 0)
         return takeEvents()
     }
+
+    /// Bytes libnghttp2 has freed into this session's memory pool and not taken again.
+    var pooledMemoryBytes: Int { memory.pooledBytes }
 
     /// Whether the stream is still open (not reset by the client, not closed with its connection).
     func isOpen(_ streamID: Int32) -> Bool {
