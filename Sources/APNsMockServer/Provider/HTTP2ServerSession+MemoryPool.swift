@@ -62,8 +62,9 @@ extension HTTP2ServerSession {
         /// Bytes waiting on the free lists.
         var pooledBytes: Int { state.pointee.pooledBytes }
 
-        /// Gives blocks back to `malloc` until the lists hold at most `keepingBytes`: an idle connection does not
-        /// keep what its busiest moment needed.
+        /// Gives blocks back to `malloc` until the lists hold at most `keepingBytes` (none once the session is
+        /// closed). Not done while the connection lives: a client that waits for each batch of answers leaves no
+        /// stream open between batches, and trimming then (tried) sent most blocks back through `malloc` again.
         func trim(keepingBytes: Int) {
             Self.trim(state, keepingBytes: keepingBytes)
         }
