@@ -7,18 +7,51 @@ share of them).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
-from bench import HEADERS, ApnsMock, HarnessError, parse_h2load
+from bench import HEADERS, ApnsMock, HarnessError, make_payload, parse_h2load
+
+# What both tools run unless flags follow `--`: one event loop, no authentication, the bench's plain workload.
+DEFAULT_SERVE_ARGS = ["--threads", "1", "--auth", "none"]
 
 
 def run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(command, capture_output=True, text=True, **kwargs)
+
+
+def missing_prerequisite(tool_name: str, binary: str, tools: tuple[str, ...]) -> str | None:
+    """Why `tool_name` cannot run here (a tool not installed, no apns-mock build), or None."""
+    for tool in tools:
+        if not shutil.which(tool):
+            return f"{tool_name}: {tool} is not installed (bench/run installs h2load; perf is linux-perf)"
+    if not os.access(binary, os.X_OK):
+        return f"{tool_name}: no apns-mock at {binary} (swift build -c release --product apns-mock)"
+    return None
+
+
+@contextlib.contextmanager
+def serving(binary: str, serve_args: list[str], max_recorded: int, prefix: str) -> Iterator[tuple[ApnsMock, Path, Path]]:
+    """The bench's own apns-mock (its flags, port 0, a log in a temporary work folder; threads from the flags) and
+    the bench's 200-byte push: yields the server, the push's file and the work folder; stops the server on exit."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as directory:
+        workdir = Path(directory)
+        body = workdir / "payload.json"
+        body.write_bytes(make_payload(200))
+        server = ApnsMock(workdir, None, os.path.abspath(binary), 0, max_recorded, serve_args)
+        try:
+            server.start()
+            yield server, body, workdir
+        finally:
+            server.stop()
 
 
 def push(server: ApnsMock, body: Path, count: int) -> None:
