@@ -63,8 +63,9 @@ import Yams
                 ],
                 timeout: .seconds(150)
             )
-            #expect(result.exitCode == 0, "\(result)")
-            #expect(result.stdout.contains("contract ok"), "\(result)")
+            // The script's first line names what schemathesis found (and its seed); a report may keep only that.
+            let passed = result.exitCode == 0 && result.stdout.contains("contract ok")
+            #expect(passed, "\(result.stdout.prefix { $0 != "\n" })\n\(result)")
         }
     }
 

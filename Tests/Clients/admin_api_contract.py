@@ -11,6 +11,7 @@ Prints `contract ok: N answers validated` last; exits 1 with what failed.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -112,7 +113,11 @@ check("GET", "/readyz", 200)
 check("GET", "/metrics", 200)
 check("GET", "/admin/openapi.yaml", 200)
 
-# Property-based requests for every other operation.
+# Property-based requests for every other operation. An admin answer takes milliseconds; the bound is for a test
+# machine running hundreds of other tests and their tools at once, where 10 s was once reached. A server that
+# never answers still fails the run.
+REQUEST_TIMEOUT = 30
+
 # In a scratch directory: schemathesis keeps a cache in its working directory.
 scratch = tempfile.mkdtemp(prefix="apns-mock-schemathesis-")
 fuzz = subprocess.run(
@@ -121,7 +126,7 @@ fuzz = subprocess.run(
         "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance",
         "--exclude-operation-id", "streamNotifications",
         "--exclude-operation-id", "waitForNotifications",
-        "--max-time", str(seconds), "--request-timeout", "10",
+        "--max-time", str(seconds), "--request-timeout", str(REQUEST_TIMEOUT),
         "--workers", "1", "--suppress-health-check", "all",
         "--phases", "examples,coverage,fuzzing",
     ],
@@ -129,8 +134,35 @@ fuzz = subprocess.run(
     text=True,
     cwd=scratch,
 )
-print(fuzz.stdout[-6000:])
+
+
+def findings(output):
+    """schemathesis's FAILURES and ERRORS sections as one line: each operation with its first two lines
+    (the check or error and its detail), then the seed that reproduces the run."""
+    found, operation, detail, section = [], None, [], False
+    for line in output.splitlines():
+        if re.match(r"^=+ (FAILURES|ERRORS) =+$", line):
+            section = True
+        elif re.match(r"^=+ SUMMARY =+$", line) or line.startswith("Need more help"):
+            section = False
+        elif section and (heading := re.match(r"^_+ (.+?) _+$", line)):
+            if operation:
+                found.append(f"{operation}: {' / '.join(detail[:2])}")
+            operation, detail = heading.group(1), []
+        elif section and operation and line.strip() and not line.startswith(("Reproduce", "    curl")):
+            detail.append(line.strip())
+    if operation:
+        found.append(f"{operation}: {' / '.join(detail[:2])}")
+    seed = re.search(r"^Seed: (\d+)", output, re.MULTILINE)
+    return "; ".join(found or ["no FAILURES or ERRORS section"]) + (f" (--seed {seed.group(1)})" if seed else "")
+
+
 if fuzz.returncode != 0:
+    # The summary first: a test report often keeps only an output's first line.
+    summary = f"schemathesis found problems (exit {fuzz.returncode}): {findings(fuzz.stdout)}"
+    print(summary)
+    print(fuzz.stdout[-6000:])
     print(fuzz.stderr[-3000:], file=sys.stderr)
-    sys.exit(f"schemathesis found problems (exit {fuzz.returncode})")
+    sys.exit(summary)
+print(fuzz.stdout[-6000:])
 print(f"contract ok: {validated} answers validated")
