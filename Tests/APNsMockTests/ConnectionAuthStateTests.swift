@@ -234,6 +234,27 @@ struct ConnectionAuthStateTests {
         #expect(connection.send(keys.legacyA.bearer(start + 61 * minute), at: start + 61 * minute).rejection == .expiredProviderToken)
     }
 
+    /// The current token sent again answers as its acceptance did (what it gave is kept), until its age runs out;
+    /// without poisoning it is then refused each time, until a fresh token comes.
+    @Test func theCurrentTokenAgainAnswersAsItsAcceptanceUntilItsAgeRunsOut() {
+        var connection = Connection(keys.policy(poisons: false))
+        let token = keys.topicA.bearer(start)
+        let first = connection.send(token, at: start)
+        let again = connection.send(token, at: start + 10 * minute)
+        #expect(first.rejection == nil && again.rejection == nil)
+        #expect(again.record == first.record && again.allowedTopics == .bundles(["com.a"]))
+        #expect(first.raiseStreamLimit && !again.raiseStreamLimit)
+        #expect(connection.send(token, at: start + 60 * minute, extraMilliseconds: 999).rejection == nil)
+        #expect(connection.send(token, at: start + 60 * minute + 1).rejection == .expiredProviderToken)
+        #expect(connection.send(token, at: start + 62 * minute).rejection == .expiredProviderToken)
+        #expect(connection.send(keys.topicA.bearer(start + 62 * minute), at: start + 62 * minute).rejection == nil)
+        // A token from the future is refused when sent again too, not only the first time.
+        var early = Connection(keys.policy())
+        let future = keys.topicA.bearer(start + 61)
+        #expect(early.send(future, at: start + 1).rejection == nil)
+        #expect(early.send(future, at: start).rejection == .invalidProviderToken)
+    }
+
     @Test func withoutPoisoningAFreshTokenRecovers() {
         var connection = Connection(keys.policy(poisons: false))
         #expect(connection.send(keys.legacyA.bearer(start - 4000), at: start).rejection == .expiredProviderToken)
