@@ -32,6 +32,33 @@ struct RecordStorageTests {
         APNsRequest(method: "", path: "", scheme: "", authority: "", headers: [HeaderField(name: "é", value: "ü")]),
     ]
 
+    /// A device token's bytes, written eight digits at a time, are the digits' values: every even length up to the
+    /// limit, both cases, every digit in every position.
+    @Test func deviceTokenBytesAreTheDigitsValues() {
+        let digits = Array("0123456789abcdef".utf8)
+        for uppercase in [false, true] {
+            for length in stride(from: 2, through: 2 * RecordFields.maxTokenBytes, by: 2) {
+                for shift in 0..<16 {
+                    let text = (0..<length).map { index -> UInt8 in
+                        let digit = digits[(index &* 7 &+ shift &+ index / 3) % 16]
+                        return uppercase && digit >= UInt8(ascii: "a") ? digit - 0x20 : digit
+                    }
+                    let expected = stride(from: 0, to: length, by: 2).map { index -> UInt8 in
+                        UInt8(String(decoding: text[index..<index + 2], as: UTF8.self), radix: 16)!
+                    }
+                    let path = Array("/3/device/".utf8) + text
+                    var written = [UInt8](repeating: 0xAA, count: RecordFields.maxTokenBytes + 4)
+                    let count = path.withUnsafeBufferPointer { path in
+                        written.withUnsafeMutableBytes { RecordStorage.writeDeviceToken(of: path, to: $0.baseAddress!) }
+                    }
+                    #expect(count == length / 2)
+                    #expect(Array(written[..<count]) == expected, "\(String(decoding: text, as: UTF8.self))")
+                    #expect(written[count...].allSatisfy { $0 == 0xAA }, "wrote past the token")
+                }
+            }
+        }
+    }
+
     @Test(arguments: requests)
     func requestsReadBackExactly(request: APNsRequest) {
         #expect(Self.roundTrip(request).request == request)

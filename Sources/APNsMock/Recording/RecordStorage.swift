@@ -99,14 +99,31 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
     }
 
     /// Writes the token's bytes for a path `pathEncoding` accepted; returns how many it wrote.
-    private static func writeDeviceToken(of path: UnsafeBufferPointer<UInt8>, to cursor: UnsafeMutableRawPointer) -> Int {
+    static func writeDeviceToken(of path: UnsafeBufferPointer<UInt8>, to cursor: UnsafeMutableRawPointer) -> Int {
         let hex = APNsPath.tokenBytes(in: path)!
         func value(_ digit: UInt8) -> UInt8 {
             if digit <= UInt8(ascii: "9") { return digit &- UInt8(ascii: "0") }
             return (digit | 0x20) &- UInt8(ascii: "a") &+ 10
         }
-        for index in 0..<hex.count / 2 {
-            cursor.storeBytes(of: value(hex[2 * index]) << 4 | value(hex[2 * index + 1]), toByteOffset: index, as: UInt8.self)
+        // Eight digits at a time in one register (a byte at a time was 0.7% of a push in profiles). The digits are
+        // known to be hex: a digit's value is its low four bits, plus 9 for a letter (bit 6 set in either case).
+        var index = 0
+        if let base = hex.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while index + 8 <= hex.count {
+                let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                let values = (word & 0x0F0F_0F0F_0F0F_0F0F) &+ ((word >> 6) & 0x0101_0101_0101_0101) &* 9
+                // Each even byte becomes (its value << 4) | the next byte's value; then the even bytes are packed.
+                let pairs = ((values << 4) | (values >> 8)) & 0x00FF_00FF_00FF_00FF
+                let halves = (pairs | (pairs >> 8)) & 0x0000_FFFF_0000_FFFF
+                let packed = UInt32(truncatingIfNeeded: halves | (halves >> 16))
+                cursor.storeBytes(of: packed.littleEndian, toByteOffset: index / 2, as: UInt32.self)
+                index += 8
+            }
+        }
+        while index < hex.count {
+            cursor.storeBytes(of: value(hex[index]) << 4 | value(hex[index + 1]), toByteOffset: index / 2, as: UInt8.self)
+            index += 2
         }
         return hex.count / 2
     }
