@@ -340,10 +340,14 @@ final class HTTP2ServerSession {
     }
 
     /// Queues the answer for a stream: a lone HEADERS frame for a 200, HEADERS + one DATA frame otherwise.
-    /// Returns `false` when the stream is gone or libnghttp2 refused the answer.
+    /// Returns `false` when the stream is closed or libnghttp2 refused the answer.
+    ///
+    /// Takes the stream its request event named rather than its ID: a stream held by an event is not reused for
+    /// another ID (`beginHeaders` takes only spares nothing else holds), and an open one is the table's.
     @discardableResult
-    func respond(streamID: Int32, with response: APNsResponse) -> Bool {
-        guard let session, let stream = stream(streamID), !stream.answered else { return false }
+    func respond(to stream: Stream, with response: APNsResponse) -> Bool {
+        guard let session, !stream.isClosed, !stream.answered else { return false }
+        let streamID = stream.id
         stream.answered = true
         lastAnsweredStreamID = max(lastAnsweredStreamID, streamID)
         stream.resetAfterAnswer = !stream.requestEnded

@@ -305,7 +305,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
                 }
                 // Recorded beside the path: an answer when the session has sent it (a `.finished` event), a request
                 // that gets none at once, since nothing on the wire can change that.
-                if decision.response == nil {
+                if !decision.answers {
                     recorder.record(
                         request, streamID: streamID, connection: connection, outcome: decision.outcome, into: &recordings, context: &recordingContext
                     )
@@ -323,13 +323,13 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
                     // then, and the session has recorded it as not sent.
                     context.eventLoop.assumeIsolated().scheduleTask(in: Self.timeAmount(delay)) {
                         guard !self.settled, self.session.isOpen(streamID) else { return }
-                        self.carryOut(decision, streamID: streamID, pushType: pushType, context: context)
+                        self.carryOut(decision, stream: stream, pushType: pushType, context: context)
                         self.metrics.recordLatency(ContinuousClock.now - started, requests: 1)
                         self.metrics.flush()
                         self.flushOutput(context: context)
                     }
                 } else {
-                    carryOut(decision, streamID: streamID, pushType: pushType, context: context)
+                    carryOut(decision, stream: stream, pushType: pushType, context: context)
                     carriedOut += 1
                 }
             case .abandoned(let stream, let because):
@@ -360,17 +360,21 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
         metrics.flush()
     }
 
+    /// - Parameter stream: the request's stream, as its event named it: the answer goes to it without looking it up
+    ///   again by its ID.
     private func carryOut(
         _ decision: ProviderDecision,
-        streamID: Int32,
+        stream: HTTP2ServerSession.Stream,
         pushType: String?,
         context: ChannelHandlerContext
     ) {
+        let streamID = stream.id
         var answered = false
-        if let response = decision.response {
-            answered = session.respond(streamID: streamID, with: response)
+        if decision.answers {
+            // Unwrapped in place: binding the answer with `if let` copied it (a retain of each of its strings).
+            answered = session.respond(to: stream, with: decision.outcome.response!)
             if answered {
-                metrics.count(response, pushType: pushType, broadcastKind: decision.broadcastKind)
+                metrics.count(decision.outcome.response!, pushType: pushType, broadcastKind: decision.broadcastKind)
                 let warnings = decision.outcome.warnings
                 if !warnings.isEmpty { metrics.count(warnings) }
             }
