@@ -211,6 +211,40 @@ struct ScenarioFaultTests {
         }
     }
 
+    /// Sessions tell the shared tracker their open streams once per read and write, not per stream: the gauge
+    /// still counts streams left hanging, and comes back to exactly zero after a load and when they close.
+    @Test func streamsOpenCountsHangingStreamsAndComesBackToZero() async throws {
+        let yaml = """
+            rules:
+              - name: black-hole
+                match: {topic: com.example.hang}
+                hang: true
+            """
+        try await withScenario(yaml) { server in
+            func streamsOpen() async throws -> Double? {
+                OperationsTests.samples(try await OperationsTests.get("http://127.0.0.1:\(server.adminPort)/metrics").body)["apns_mock_streams_open"]
+            }
+            let load = try await ExternalTool.run("h2load", [
+                "-n", "3000", "-c", "3", "-m", "50", "-H", "apns-topic: \(TestData.topic)",
+                "-d", "/dev/stdin", server.deviceURL(TestData.deviceToken()),
+            ], stdin: Data(TestData.alertPayload.utf8))
+            #expect(load.stdout.contains("3000 succeeded"), "\(load)")
+            _ = try await poll("no stream open after the load") { try await streamsOpen() == 0 ? true : nil }
+
+            // On a connection that stays open: answered streams close as their answers are written, hanging ones
+            // stay open. Sent without waiting for the answers: waiting sends a PING, whose arrival would publish
+            // the count again, and the count must be right after the answers' write alone.
+            let pusher = try await RawPusher.open(server)
+            for _ in 0..<3 { _ = await pusher.send() }
+            _ = try await poll("no stream open on an idle connection") { try await streamsOpen() == 0 ? true : nil }
+            for _ in 0..<3 { _ = await pusher.send(headers: [("apns-topic", "com.example.hang")]) }
+            _ = await pusher.send()
+            _ = try await poll("the three hanging streams counted") { try await streamsOpen() == 3 ? true : nil }
+            await pusher.close()
+            _ = try await poll("no stream open once their connection closed") { try await streamsOpen() == 0 ? true : nil }
+        }
+    }
+
     @Test func maxConcurrentStreamsSendsSettingsBeforeTheAnswer() async throws {
         let yaml = """
             rules:

@@ -22,11 +22,12 @@ public final class ConnectionTracker: Sendable {
         open.subtract(1, ordering: .relaxed)
     }
 
-    func streamsOpened(_ count: Int = 1) {
+    /// - Parameter count: streams opened less streams closed since the session last said (negative when more closed).
+    func streamsOpened(_ count: Int) {
         streams.add(count, ordering: .relaxed)
     }
 
-    func streamsClosed(_ count: Int = 1) {
+    func streamsClosed(_ count: Int) {
         streams.subtract(count, ordering: .relaxed)
     }
 

@@ -162,6 +162,8 @@ final class HTTP2ServerSession {
     private let settings: HTTP2Settings
     private let limits: HTTP2RequestLimits
     private let tracker: ConnectionTracker?
+    /// The open streams the tracker last heard of from this session (`publishOpenStreams`).
+    private var publishedOpenStreams = 0
     /// GOAWAY frames this side submitted and libnghttp2 has not sent yet: any other GOAWAY it sends is its own.
     private var goAwaysSubmitted = 0
     /// Streams whose outcome awaits its answer's delivery: while there are none, a sent frame needs no stream lookup.
@@ -249,6 +251,7 @@ final class HTTP2ServerSession {
             }
             throw .fatal(code: code, message: String(cString: nghttp2_strerror(code)))
         }
+        publishOpenStreams()
         return takeEvents()
     }
 
@@ -274,7 +277,19 @@ final class HTTP2ServerSession {
             }
             total += count
         }
+        publishOpenStreams()
         return total
+    }
+
+    /// Tells the tracker how many streams this session opened or closed since it last did: once per read and per
+    /// write, not per stream. The tracker's counter is shared by every event loop, and two atomic updates of it
+    /// per request moved its cache line between the cores for every push. Between a read and its write the count
+    /// is behind by that batch's streams at most.
+    private func publishOpenStreams() {
+        let delta = streams.count - publishedOpenStreams
+        guard delta != 0 else { return }
+        publishedOpenStreams = streams.count
+        tracker?.streamsOpened(delta)
     }
 
     /// Events produced while draining output (streams closing once their answer is out).
@@ -305,7 +320,8 @@ final class HTTP2ServerSession {
             }
         }
         streamsAwaitingDelivery = 0
-        tracker?.streamsClosed(streams.count)
+        tracker?.streamsClosed(publishedOpenStreams)
+        publishedOpenStreams = 0
         streams.removeAll()
         spareStreams.removeAll()
         streamsToResetAfterAnswer = 0
@@ -495,7 +511,6 @@ final class HTTP2ServerSession {
         }
         let stream = reused ?? Stream(id: streamID)
         streams.insert(stream, for: streamID)
-        tracker?.streamsOpened()
         cachedStream = .passUnretained(stream)
     }
 
@@ -576,7 +591,6 @@ final class HTTP2ServerSession {
 
     fileprivate func streamClosed(streamID: Int32, errorCode: UInt32) {
         guard let stream = streams.remove(streamID) else { return }
-        tracker?.streamsClosed()
         if stream.resetAfterAnswer { streamsToResetAfterAnswer -= 1 }
         if cachedStream?.toOpaque() == Unmanaged.passUnretained(stream).toOpaque() { cachedStream = nil }
         stream.isClosed = true
