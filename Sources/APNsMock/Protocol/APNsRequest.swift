@@ -21,7 +21,7 @@ public struct HeaderField: Sendable, Equatable, Codable {
 /// received it; the `String` properties decode it when read. The provider's hot path reads the bytes instead
 /// (`withPath`, `methodIs`, `APNsHeaders(request)`), and a recording copies them.
 public struct APNsRequest: Sendable, Equatable {
-    var head: RequestHead
+    package var head: RequestHead
     /// The body, or its first `payloadBytesKept` bytes when it was larger than the mock keeps.
     public var payload: [UInt8]
     /// How many body bytes the client sent, whether kept or discarded.

@@ -118,6 +118,23 @@ final class HTTP2ServerSession {
             APNsRequest(head: head, payload: body, payloadSize: bodySize, headerListTooLarge: headerListTooLarge)
         }
 
+        /// The request, its buffers moved out rather than shared, for a caller that hands it back with
+        /// `restoreRequest` before the session reads again: a copy (`request`) retained and released both buffers,
+        /// for the decision and again for the recording, eight atomic reference counts per push.
+        func takeRequest() -> APNsRequest {
+            var taken = APNsRequest(head: RequestHead(), payload: [], payloadSize: bodySize, headerListTooLarge: headerListTooLarge)
+            swap(&taken.head, &head)
+            swap(&taken.payload, &body)
+            return taken
+        }
+
+        /// Gives back what `takeRequest` moved out, so the buffers serve the stream that reuses this state.
+        func restoreRequest(_ request: consuming APNsRequest) {
+            var request = request
+            swap(&head, &request.head)
+            swap(&body, &request.payload)
+        }
+
         /// Ready for another stream, with the buffers' capacity kept (a small body's only: a large one is let go).
         fileprivate func reuse(id: Int32) {
             self.id = id

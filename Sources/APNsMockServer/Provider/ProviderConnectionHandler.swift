@@ -287,7 +287,9 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
             switch consume event {
             case .request(let stream):
                 let streamID = stream.id
-                let request = stream.request
+                // Moved out and back: nothing reads the stream's request between (see `takeRequest`).
+                let request = stream.takeRequest()
+                defer { stream.restoreRequest(request) }
                 if state == nil { state = processor.makeConnectionState(certificate: nil) }
                 // In place (`state!`): a copy out and back showed in profiles (retains of every field).
                 let decision = processor.process(
@@ -333,14 +335,18 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
                     carriedOut += 1
                 }
             case .abandoned(let stream, let because):
-                recorder.recordAbandoned(stream.request, streamID: stream.id, connection: connection, at: receivedAt, because: because, into: &recordings)
+                let request = stream.takeRequest()
+                recorder.recordAbandoned(request, streamID: stream.id, connection: connection, at: receivedAt, because: because, into: &recordings)
+                stream.restoreRequest(request)
             case .finished(let stream, let delivery):
                 // A `.finished` stream holds the outcome `attach` gave it; recorded all the same if it did not.
+                let request = stream.takeRequest()
                 recorder.record(
-                    stream.request, streamID: stream.id, connection: connection,
+                    request, streamID: stream.id, connection: connection,
                     outcome: stream.takeOutcome() ?? .abandoned(at: receivedAt, because: "no outcome was kept"), delivery: delivery, into: &recordings,
                     context: &recordingContext
                 )
+                stream.restoreRequest(request)
                 let actions = lifecycle.answerFinished(streamID: stream.id)
                 if !actions.isEmpty {
                     // Stored before the lifecycle acts: a close here records what is left after these.
