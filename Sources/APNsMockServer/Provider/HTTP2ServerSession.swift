@@ -511,24 +511,29 @@ final class HTTP2ServerSession {
     private func withOpenStream(_ id: Int32, _ body: (Stream) -> Void) {
         if let cached = cachedStream, cached._withUnsafeGuaranteedRef({ $0.id == id }) {
             cached._withUnsafeGuaranteedRef(body)
-        } else if let found = stream(id) {
-            body(found)
+        } else if let found = streams.unretained(id) {
+            cachedStream = found
+            found._withUnsafeGuaranteedRef(body)
         }
     }
 
     fileprivate func beginHeaders(streamID: Int32) {
-        var reused: Stream?
+        let stream = takeSpareStream(for: streamID) ?? Stream(id: streamID)
+        cachedStream = .passUnretained(stream)
+        // Moved from the spares into the table: a local kept beside it cost a retain and a release per stream.
+        streams.insert(stream, for: streamID)
+    }
+
+    /// A closed stream's state, ready for `id`, when a spare is free.
+    private func takeSpareStream(for id: Int32) -> Stream? {
         while var spare = spareStreams.popLast() {
             // A spare still named by an event not yet handled (closed and reopened within one read) is left to
             // that event; taking it would change the request the event stands for.
             guard isKnownUniquelyReferenced(&spare) else { continue }
-            spare.reuse(id: streamID)
-            reused = spare
-            break
+            spare.reuse(id: id)
+            return spare
         }
-        let stream = reused ?? Stream(id: streamID)
-        streams.insert(stream, for: streamID)
-        cachedStream = .passUnretained(stream)
+        return nil
     }
 
     fileprivate func header(streamID: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
@@ -584,7 +589,13 @@ final class HTTP2ServerSession {
     }
 
     fileprivate func frameSent(streamID: Int32, endedStream: Bool) {
-        guard endedStream, streamsAwaitingDelivery > 0 || streamsToResetAfterAnswer > 0, let stream = stream(streamID) else { return }
+        guard endedStream, streamsAwaitingDelivery > 0 || streamsToResetAfterAnswer > 0, let open = streams.unretained(streamID) else { return }
+        // Borrowed from the table, which keeps it through this call (nothing here closes a stream).
+        open._withUnsafeGuaranteedRef { frameSent(on: $0) }
+    }
+
+    private func frameSent(on stream: Stream) {
+        let streamID = stream.id
         if stream.awaitingDelivery {
             // The answer's last frame is in the bytes about to be written: it counts as sent.
             stream.awaitingDelivery = false

@@ -40,8 +40,22 @@ struct StreamTable<Value: AnyObject> {
         }
     }
 
-    /// Adds `value` for `id`, replacing the one there was.
-    mutating func insert(_ value: Value, for id: Int32) {
+    /// The value for `id` without a retain: valid while the table holds it, for a caller that neither removes it
+    /// nor keeps it past that (a retain and a release per lookup showed in reference counts).
+    func unretained(_ id: Int32) -> Unmanaged<Value>? {
+        guard id != 0 else { return nil }
+        var slot = home(id)
+        while true {
+            let key = keys[slot]
+            if key == id { return values[slot].map { Unmanaged.passUnretained($0) } }
+            if key == 0 { return nil }
+            slot = (slot + 1) & mask
+        }
+    }
+
+    /// Adds `value` for `id`, replacing the one there was. Taken owned: a caller done with its reference hands it
+    /// over instead of the table retaining another.
+    mutating func insert(_ value: consuming Value, for id: Int32) {
         precondition(id != 0, "stream 0 is the connection")
         if (count + 1) * 2 > keys.count { grow() }
         var slot = home(id)
@@ -60,10 +74,12 @@ struct StreamTable<Value: AnyObject> {
             if keys[slot] == 0 { return nil }
             slot = (slot + 1) & mask
         }
-        let removed = values[slot]
+        // Moved out, and entries below moved by swapping: copying a reference in and clearing the old slot cost a
+        // retain and a release each.
+        let removed = values[slot].take()
         count -= 1
         // Backward-shift deletion: move later entries of the probe run into the hole, so that lookups never
-        // need tombstones.
+        // need tombstones. The hole's value is always nil.
         var hole = slot
         var next = (hole + 1) & mask
         while keys[next] != 0 {
@@ -72,13 +88,12 @@ struct StreamTable<Value: AnyObject> {
             let staysPut = hole <= next ? (hole < wanted && wanted <= next) : (hole < wanted || wanted <= next)
             if !staysPut {
                 keys[hole] = keys[next]
-                values[hole] = values[next]
+                values.swapAt(hole, next)
                 hole = next
             }
             next = (next + 1) & mask
         }
         keys[hole] = 0
-        values[hole] = nil
         return removed
     }
 
