@@ -6,6 +6,14 @@ import Testing
 /// hand-written frames.
 @Suite("Scenario faults seen by clients")
 struct ScenarioFaultTests {
+    /// Leaves every push to `com.example.hang` unanswered.
+    static let blackHole = """
+        rules:
+          - name: black-hole
+            match: {topic: com.example.hang}
+            hang: true
+        """
+
     @Test func resetAnswersWithRSTStreamAndTheChosenErrorCode() async throws {
         let yaml = """
             rules:
@@ -179,13 +187,7 @@ struct ScenarioFaultTests {
     }
 
     @Test func hangLeavesTheStreamUnansweredUntilTheClientGivesUp() async throws {
-        let yaml = """
-            rules:
-              - name: black-hole
-                match: {topic: com.example.hang}
-                hang: true
-            """
-        try await withScenario(yaml) { server in
+        try await withScenario(Self.blackHole) { server in
             let token = TestData.deviceToken()
             let started = ContinuousClock.now
             let curl = try await ProviderCurlTests.curl([
@@ -214,13 +216,7 @@ struct ScenarioFaultTests {
     /// Sessions tell the shared tracker their open streams once per read and write, not per stream: the gauge
     /// still counts streams left hanging, and comes back to exactly zero after a load and when they close.
     @Test func streamsOpenCountsHangingStreamsAndComesBackToZero() async throws {
-        let yaml = """
-            rules:
-              - name: black-hole
-                match: {topic: com.example.hang}
-                hang: true
-            """
-        try await withScenario(yaml) { server in
+        try await withScenario(Self.blackHole) { server in
             func streamsOpen() async throws -> Double? {
                 OperationsTests.samples(try await OperationsTests.get("http://127.0.0.1:\(server.adminPort)/metrics").body)["apns_mock_streams_open"]
             }
