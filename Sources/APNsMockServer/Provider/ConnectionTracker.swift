@@ -22,13 +22,10 @@ public final class ConnectionTracker: Sendable {
         open.subtract(1, ordering: .relaxed)
     }
 
-    /// - Parameter count: streams opened less streams closed since the session last said (negative when more closed).
-    func streamsOpened(_ count: Int) {
-        streams.add(count, ordering: .relaxed)
-    }
-
-    func streamsClosed(_ count: Int) {
-        streams.subtract(count, ordering: .relaxed)
+    /// - Parameter delta: streams a session opened less those it closed since it last said (negative when more
+    ///   closed).
+    func addOpenStreams(_ delta: Int) {
+        streams.add(delta, ordering: .relaxed)
     }
 
     /// HTTP/2 streams open now, over all connections.

@@ -306,7 +306,7 @@ final class HTTP2ServerSession {
         let delta = streams.count - publishedOpenStreams
         guard delta != 0 else { return }
         publishedOpenStreams = streams.count
-        tracker?.streamsOpened(delta)
+        tracker?.addOpenStreams(delta)
     }
 
     /// Events produced while draining output (streams closing once their answer is out).
@@ -337,7 +337,7 @@ final class HTTP2ServerSession {
             }
         }
         streamsAwaitingDelivery = 0
-        tracker?.streamsClosed(publishedOpenStreams)
+        tracker?.addOpenStreams(-publishedOpenStreams)
         publishedOpenStreams = 0
         streams.removeAll()
         spareStreams.removeAll()

@@ -30,24 +30,22 @@ struct StreamTable<Value: AnyObject> {
     var isEmpty: Bool { count == 0 }
 
     subscript(id: Int32) -> Value? {
-        guard id != 0 else { return nil }
-        var slot = home(id)
-        while true {
-            let key = keys[slot]
-            if key == id { return values[slot] }
-            if key == 0 { return nil }
-            slot = (slot + 1) & mask
-        }
+        slot(of: id).flatMap { values[$0] }
     }
 
     /// The value for `id` without a retain: valid while the table holds it, for a caller that neither removes it
     /// nor keeps it past that (a retain and a release per lookup showed in reference counts).
     func unretained(_ id: Int32) -> Unmanaged<Value>? {
+        slot(of: id).flatMap { values[$0].map { Unmanaged.passUnretained($0) } }
+    }
+
+    /// Where `id`'s entry is, if the table has one.
+    private func slot(of id: Int32) -> Int? {
         guard id != 0 else { return nil }
         var slot = home(id)
         while true {
             let key = keys[slot]
-            if key == id { return values[slot].map { Unmanaged.passUnretained($0) } }
+            if key == id { return slot }
             if key == 0 { return nil }
             slot = (slot + 1) & mask
         }
@@ -68,12 +66,7 @@ struct StreamTable<Value: AnyObject> {
     /// Removes and returns the value for `id`, if there is one.
     @discardableResult
     mutating func remove(_ id: Int32) -> Value? {
-        guard id != 0 else { return nil }
-        var slot = home(id)
-        while keys[slot] != id {
-            if keys[slot] == 0 { return nil }
-            slot = (slot + 1) & mask
-        }
+        guard let slot = slot(of: id) else { return nil }
         // Moved out, and entries below moved by swapping: copying a reference in and clearing the old slot cost a
         // retain and a release each.
         let removed = values[slot].take()
