@@ -113,14 +113,10 @@ final class HTTP2ServerSession {
         /// stream's reuse released it later.
         func takeOutcome() -> RecordingOutcome? { outcome.take() }
 
-        /// The request as received so far (all of it once the request has ended).
-        var request: APNsRequest {
-            APNsRequest(head: head, payload: body, payloadSize: bodySize, headerListTooLarge: headerListTooLarge)
-        }
-
-        /// The request, its buffers moved out rather than shared, for a caller that hands it back with
-        /// `restoreRequest` before the session reads again: a copy (`request`) retained and released both buffers,
-        /// for the decision and again for the recording, eight atomic reference counts per push.
+        /// The request as received so far (all of it once the request has ended), its buffers moved out rather than
+        /// shared, for a caller that hands it back with `restoreRequest` before the session reads again: building a
+        /// copy retained and released both buffers, for the decision and again for the recording, eight atomic
+        /// reference counts per push.
         func takeRequest() -> APNsRequest {
             var taken = APNsRequest(head: RequestHead(), payload: [], payloadSize: bodySize, headerListTooLarge: headerListTooLarge)
             swap(&taken.head, &head)
