@@ -344,6 +344,12 @@ struct RequestValidatorTests {
         #expect(verdict(request) == .rejected(.duplicateHeaders))
     }
 
+    /// A known name that is not an APNs header (`content-type` has a one-byte code in the header block) sent twice.
+    @Test func rejectsAKnownNonAPNsHeaderSentTwiceWithDuplicateHeaders() {
+        let request = makeRequest(adding: [("content-type", "application/json"), ("user-agent", "a"), ("content-type", "text/plain")])
+        #expect(verdict(request) == .rejected(.duplicateHeaders))
+    }
+
     @Test func rejectsDuplicateAmongMoreThanSixteenHeaders() {
         let many = (1...20).map { ("x-header-\($0)", "v") }
         let request = makeRequest(adding: many + [("x-header-3", "again")])

@@ -165,6 +165,23 @@ package struct RequestHead: Sendable, Equatable {
     /// Where the header block starts: the first regular field ends the pseudo-headers (RFC 9113 §8.3).
     private(set) var headerBlockStart: Int?
     private(set) var headerCount = 0
+    /// The known names (`HeaderBlock` codes) seen so far, one bit each.
+    private var codesSeen: UInt32 = 0
+    /// A known name came more than once.
+    private(set) var repeatsKnownName = false
+    /// Fields whose names are not known ones (compared with each other only when asked: `repeatsLiteralName`).
+    private var literalNameCount = 0
+    /// Where the first value of each APNs header (codes `0..<apnsCodeCount`) starts in `bytes`, for the ones
+    /// `codesSeen` has: `APNsHeaders` reads them without walking the block (a closure over the header block per
+    /// request, and the copy of the headers it made, showed in profiles).
+    private var apnsValueOffsets: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0, 0, 0, 0)
+
+    /// Equal when the bytes and where each part lies are: what is noted about the header fields follows from them.
+    package static func == (lhs: RequestHead, rhs: RequestHead) -> Bool {
+        lhs.bytes == rhs.bytes && lhs.method == rhs.method && lhs.path == rhs.path && lhs.scheme == rhs.scheme
+            && lhs.authority == rhs.authority && lhs.host == rhs.host && lhs.headerBlockStart == rhs.headerBlockStart
+            && lhs.headerCount == rhs.headerCount
+    }
 
     package enum Pseudo {
         case method, path, scheme, authority
@@ -184,6 +201,9 @@ package struct RequestHead: Sendable, Equatable {
         host = nil
         headerBlockStart = nil
         headerCount = 0
+        codesSeen = 0
+        repeatsKnownName = false
+        literalNameCount = 0
     }
 
     init(method: String, path: String, scheme: String?, authority: String?, headers: [HeaderField]) {
@@ -219,10 +239,64 @@ package struct RequestHead: Sendable, Equatable {
         guard headerCount < Int(UInt16.max) else { return }
         if headerBlockStart == nil { headerBlockStart = bytes.count }
         let (code, valueOffset) = HeaderBlock.append(name: name, value: value, to: &bytes)
-        if code == HeaderBlock.Code.host, host == nil {
+        headerCount += 1
+        if code == HeaderBlock.literalName {
+            literalNameCount += 1
+            return
+        }
+        let bit: UInt32 = 1 << UInt32(code)
+        if codesSeen & bit != 0 {
+            repeatsKnownName = true
+            return
+        }
+        codesSeen |= bit
+        if code < HeaderBlock.apnsCodeCount {
+            withUnsafeMutableBytes(of: &apnsValueOffsets) { offsets in
+                offsets.storeBytes(of: UInt32(truncatingIfNeeded: valueOffset), toByteOffset: Int(code) * 4, as: UInt32.self)
+            }
+        } else if code == HeaderBlock.Code.host {
             host = ByteSpan(offset: valueOffset, count: bytes.count - valueOffset)
         }
-        headerCount += 1
+    }
+
+    /// The first value of an APNs header (a code below `HeaderBlock.apnsCodeCount`) as text, `nil` when absent.
+    func apnsValue(_ code: UInt8) -> String? {
+        guard codesSeen & (1 << UInt32(code)) != 0 else { return nil }
+        return withAPNsValue(code) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Calls `body` with the first value of an APNs header (present: its bit is in `codesSeen`).
+    private func withAPNsValue<Result>(_ code: UInt8, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        let offset = withUnsafeBytes(of: apnsValueOffsets) { Int($0.load(fromByteOffset: Int(code) * 4, as: UInt32.self)) }
+        return bytes.withUnsafeBufferPointer { all in
+            // The value's 16-bit length precedes it (`HeaderBlock`).
+            let count = Int(all[offset - 2]) | Int(all[offset - 1]) << 8
+            return body(UnsafeBufferPointer(rebasing: all[offset..<offset + count]))
+        }
+    }
+
+    /// Whether the APNs header `code` is present with exactly `value`.
+    func apnsValue(_ code: UInt8, equals value: inout String) -> Bool {
+        guard codesSeen & (1 << UInt32(code)) != 0 else { return false }
+        return withAPNsValue(code) { field in value.withUTF8 { ASCII.equal($0, field) } }
+    }
+
+    /// Whether a name that is not a known one appears more than once (compared only when there are two).
+    func repeatsLiteralName() -> Bool {
+        guard literalNameCount > 1 else { return false }
+        var names: [UnsafeBufferPointer<UInt8>] = []
+        var repeated = false
+        // The pointers into the block live only inside this call, so the names are compared in it.
+        forEachHeader { code, name, _ in
+            guard code == HeaderBlock.literalName else { return true }
+            if names.contains(where: { $0.elementsEqual(name) }) {
+                repeated = true
+                return false
+            }
+            names.append(name)
+            return true
+        }
+        return repeated
     }
 
     func text(_ span: ByteSpan?) -> String? {

@@ -19,6 +19,9 @@ enum HeaderBlock {
     /// Longer names and values are cut to this (far beyond any header list a client may send us).
     static let maxFieldLength = Int(UInt16.max)
 
+    /// The APNs headers' codes are `0..<apnsCodeCount` (`RequestHead` keeps where their values are).
+    static let apnsCodeCount: UInt8 = 7
+
     enum Code {
         static let topic: UInt8 = 0
         static let pushType: UInt8 = 1

@@ -20,49 +20,47 @@ public struct APNsHeaders: Sendable, Equatable {
     /// - Parameter knownAuthorization: the connection's current `authorization` value (see
     ///   `ConnectionAuthState.currentAuthorization`), taken instead of a new string when the request's is the same:
     ///   a token-authenticated provider sends the same 200 bytes with every request.
+    @inline(__always)
     public init(_ request: borrowing APNsRequest, knownAuthorization: String? = nil) {
-        authorization = nil
-        apnsID = nil
-        pushType = nil
-        priority = nil
-        expiration = nil
-        topic = nil
-        collapseID = nil
-        hasDuplicates = false
-        var seenCodes: UInt32 = 0
-        var literalNames: [UnsafeBufferPointer<UInt8>] = []
-        var duplicates = false
-        // The pointers into the block live only inside this call, so the literal names are compared in it.
-        request.head.forEachHeader { code, name, value in
-            if code == HeaderBlock.literalName {
-                if literalNames.contains(where: { $0.elementsEqual(name) }) { duplicates = true }
-                literalNames.append(name)
-                return true
-            }
-            let bit: UInt32 = 1 << UInt32(code)
-            if seenCodes & bit != 0 {
-                duplicates = true
-                return true
-            }
-            seenCodes |= bit
-            func text() -> String { String(decoding: value, as: UTF8.self) }
-            switch code {
-            case HeaderBlock.Code.authorization:
-                if var known = knownAuthorization, known.withUTF8({ ASCII.equal($0, value) }) {
-                    authorization = known
-                } else {
-                    authorization = text()
-                }
-            case HeaderBlock.Code.apnsID: apnsID = text()
-            case HeaderBlock.Code.pushType: pushType = text()
-            case HeaderBlock.Code.priority: priority = text()
-            case HeaderBlock.Code.expiration: expiration = text()
-            case HeaderBlock.Code.topic: topic = text()
-            case HeaderBlock.Code.collapseID: collapseID = text()
-            default: break
-            }
-            return true
+        // Each read from where the request's head noted it while the header block was built: no walk over the
+        // block, and no closure that captured and copied these fields. Read through `request.head` each time (a
+        // local copy of the head retained its buffer), and passed to the memberwise initializer at once (fields
+        // assigned one by one were built in a temporary that was then copied and destroyed).
+        var authorization: String?
+        if var known = knownAuthorization, request.head.apnsValue(HeaderBlock.Code.authorization, equals: &known) {
+            authorization = known
+        } else {
+            authorization = request.head.apnsValue(HeaderBlock.Code.authorization)
         }
-        hasDuplicates = duplicates
+        self.init(
+            authorization: authorization,
+            apnsID: request.head.apnsValue(HeaderBlock.Code.apnsID),
+            pushType: request.head.apnsValue(HeaderBlock.Code.pushType),
+            priority: request.head.apnsValue(HeaderBlock.Code.priority),
+            expiration: request.head.apnsValue(HeaderBlock.Code.expiration),
+            topic: request.head.apnsValue(HeaderBlock.Code.topic),
+            collapseID: request.head.apnsValue(HeaderBlock.Code.collapseID),
+            hasDuplicates: request.head.repeatsKnownName || request.head.repeatsLiteralName()
+        )
+    }
+
+    private init(
+        authorization: consuming String?,
+        apnsID: consuming String?,
+        pushType: consuming String?,
+        priority: consuming String?,
+        expiration: consuming String?,
+        topic: consuming String?,
+        collapseID: consuming String?,
+        hasDuplicates: Bool
+    ) {
+        self.authorization = authorization
+        self.apnsID = apnsID
+        self.pushType = pushType
+        self.priority = priority
+        self.expiration = expiration
+        self.topic = topic
+        self.collapseID = collapseID
+        self.hasDuplicates = hasDuplicates
     }
 }
