@@ -50,6 +50,56 @@ struct NotificationProcessorTests {
         return try #require(decision.response)
     }
 
+    // MARK: The device-push path
+
+    /// Device pushes no scenario rule touches take a path of their own (`decideDevicePush`); a scenario whose only
+    /// content is a default latency sends the same pushes through the general one (its decision carries the
+    /// delay). Both must give the same answers, recordings and connection actions, request after request on one
+    /// connection (the warnings memo and shared extras carry over between requests).
+    @Test func theDevicePushPathDecidesAsTheGeneralPathDoes() throws {
+        let delayed = try ScenarioLoader.load(text: "defaults: {latency: 1ms}", source: "latency.yaml")
+        let requests: [APNsRequest] = [
+            makeRequest(),
+            makeRequest(extra: [("apns-push-type", "alert"), ("apns-priority", "10")]),
+            makeRequest(extra: [("apns-id", "7b4c5a50-0f3c-4b1d-9a4e-1c2d3e4f5a6b")]),
+            makeRequest(extra: [("apns-priority", "7")]),
+            makeRequest(extra: [("apns-push-type", "background"), ("apns-priority", "10")]),
+            makeRequest(extra: [("apns-expiration", "soon")]),
+            makeRequest(extra: [("apns-push-type", "voip")]),
+            makeRequest(extra: [("apns-topic", "com.example.Other")]),
+            makeRequest(extra: [("x-one", "1"), ("x-one", "2")]),
+            makeRequest(path: "/3/device/" + String(token.dropLast())),
+            makeRequest(path: "/3/device/"),
+            APNsRequest(method: "POST", path: "/3/device/" + token, headers: [HeaderField(name: "apns-topic", value: "com.example.MyApp")]),
+            APNsRequest(
+                method: "POST", path: "/3/device/" + token, headers: [HeaderField(name: "apns-topic", value: "com.example.MyApp")],
+                payload: Array(#"{"aps":{"alert":"Hello"}"#.utf8)
+            ),
+            APNsRequest(
+                method: "POST", path: "/3/device/" + token, headers: [HeaderField(name: "apns-topic", value: "com.example.MyApp")],
+                payload: Array(repeating: UInt8(ascii: " "), count: 4097)
+            ),
+            makeRequest(),
+        ]
+        for authentication in [AuthenticationPolicy(mode: .none), AuthenticationPolicy(mode: .certificate)] {
+            let direct = NotificationProcessor(authentication: authentication, now: { fixedNow })
+            let general = NotificationProcessor(authentication: authentication, scenario: ActiveScenario(delayed, now: { fixedNow }), now: { fixedNow })
+            var directState = direct.makeConnectionState(certificate: nil)
+            var generalState = general.makeConnectionState(certificate: nil)
+            var directIDs = APNsIDGenerator(seed: (1, 2, 3, 4))
+            var generalIDs = APNsIDGenerator(seed: (1, 2, 3, 4))
+            for (index, request) in requests.enumerated() {
+                let one = direct.process(request, streamID: 1, connection: ConnectionInfo(id: 1), state: &directState, ids: &directIDs)
+                let other = general.process(request, streamID: 1, connection: ConnectionInfo(id: 1), state: &generalState, ids: &generalIDs)
+                #expect(one.delay == nil && other.delay == .milliseconds(1), "request \(index): the general path was not taken")
+                #expect(one.outcome == other.outcome, "request \(index)")
+                #expect(one.outcome.warnings == other.outcome.warnings, "request \(index)")
+                #expect(one.actions == other.actions && one.streamFault == other.streamFault, "request \(index)")
+                #expect(one.pushType == other.pushType && one.broadcastKind == other.broadcastKind, "request \(index)")
+            }
+        }
+    }
+
     // MARK: Payload warnings on one connection
 
     /// A connection remembers the last payload's warnings; the same payload with a topic or push type that changes
