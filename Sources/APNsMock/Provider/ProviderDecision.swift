@@ -83,6 +83,17 @@ public struct ProviderDecision: Sendable, Equatable {
         self.broadcastKind = broadcastKind
     }
 
+    /// Moves the outcome out (leaving one with no answer and no extras), for a connection that keeps it with the
+    /// stream until the wire says what became of the answer: a copy retained its strings and objects, and the
+    /// decision's release let them go again. `answers` still says what the decision was.
+    package mutating func takeOutcome() -> RecordingOutcome {
+        let answered = answers
+        var taken = RecordingOutcome(receivedAt: outcome.receivedAt, response: nil, extras: nil)
+        swap(&taken, &outcome)
+        answers = answered
+        return taken
+    }
+
     /// Whether the connection must close once this answer has been sent (a GOAWAY follows it).
     public var closesConnection: Bool { actions.contains(.close) || actions.contains(.drop) }
 }

@@ -35,8 +35,8 @@ struct ConnectionMetrics {
 
     /// Counts one answer, by status and reason and by the request's `apns-push-type` (`nil`: none sent), or by
     /// its kind for the broadcast API.
-    mutating func count(_ response: APNsResponse, pushType: String?, broadcastKind: BroadcastRecord.Kind? = nil) {
-        let key = ResponseKey(status: response.status, reason: response.reason)
+    mutating func count(status: Int, reason: Reason?, pushType: String?, broadcastKind: BroadcastRecord.Kind? = nil) {
+        let key = ResponseKey(status: status, reason: reason)
         if currentAnswerKey != key {
             flushAnswer()
             currentAnswerKey = key

@@ -113,6 +113,9 @@ final class HTTP2ServerSession {
         /// stream's reuse released it later.
         func takeOutcome() -> RecordingOutcome? { outcome.take() }
 
+        /// Gives back an outcome taken to be read in place (the answer it carries, sent from it).
+        func restoreOutcome(_ taken: consuming RecordingOutcome) { outcome = consume taken }
+
         /// The request as received so far (all of it once the request has ended), its buffers moved out rather than
         /// shared, for a caller that hands it back with `restoreRequest` before the session reads again: building a
         /// copy retained and released both buffers, for the decision and again for the recording, eight atomic
@@ -358,14 +361,14 @@ final class HTTP2ServerSession {
     // MARK: Answers and connection control
 
     /// Keeps what a stream's recording needs until its answer's last frame is sent, or the stream closes first;
-    /// either way a `.finished` event hands the stream back with it. Returns `false` (keeping nothing) when the
-    /// stream has closed.
-    func attach(_ outcome: RecordingOutcome, to stream: Stream) -> Bool {
-        guard session != nil, !stream.isClosed else { return false }
+    /// either way a `.finished` event hands the stream back with it. Returns the outcome back, keeping nothing,
+    /// when the stream has closed; `nil` when the stream keeps it.
+    func attach(_ outcome: consuming RecordingOutcome, to stream: Stream) -> RecordingOutcome? {
+        guard session != nil, !stream.isClosed else { return outcome }
         if !stream.awaitingDelivery { streamsAwaitingDelivery += 1 }
         stream.awaitingDelivery = true
-        stream.outcome = outcome
-        return true
+        stream.outcome = consume outcome
+        return nil
     }
 
     /// Queues the answer for a stream: a lone HEADERS frame for a 200, HEADERS + one DATA frame otherwise.

@@ -292,7 +292,7 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
                 defer { stream.restoreRequest(request) }
                 if state == nil { state = processor.makeConnectionState(certificate: nil) }
                 // In place (`state!`): a copy out and back showed in profiles (retains of every field).
-                let decision = processor.process(
+                var decision = processor.process(
                     request, streamID: streamID, connection: connection, state: &state!, ids: &ids, receivedAt: receivedAt
                 )
                 if logsRequests {
@@ -311,9 +311,10 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
                     recorder.record(
                         request, streamID: streamID, connection: connection, outcome: decision.outcome, into: &recordings, context: &recordingContext
                     )
-                } else if !session.attach(decision.outcome, to: stream) {
+                } else if let refused = session.attach(decision.takeOutcome(), to: stream) {
+                    // Moved to the stream, which answers from it and keeps it for the recording (`carryOut`).
                     recorder.record(
-                        request, streamID: streamID, connection: connection, outcome: decision.outcome,
+                        request, streamID: streamID, connection: connection, outcome: refused,
                         delivery: .notSent(because: "the stream closed before the answer was decided"), into: &recordings,
                         context: &recordingContext
                     )
@@ -322,10 +323,12 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
                 let pushType = decision.pushType
                 if let delay = decision.delay, delay > .zero {
                     // A scenario's latency: answer later on this event loop; the stream or connection may be gone by
-                    // then, and the session has recorded it as not sent.
+                    // then, and the session has recorded it as not sent. A constant is captured: a captured `var`
+                    // would be boxed on the heap for every request, delayed or not.
+                    let delayed = decision
                     context.eventLoop.assumeIsolated().scheduleTask(in: Self.timeAmount(delay)) {
                         guard !self.settled, self.session.isOpen(streamID) else { return }
-                        self.carryOut(decision, stream: stream, pushType: pushType, context: context)
+                        self.carryOut(delayed, stream: stream, pushType: pushType, context: context)
                         self.metrics.recordLatency(ContinuousClock.now - started, requests: 1)
                         self.metrics.flush()
                         self.flushOutput(context: context)
@@ -376,14 +379,16 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
     ) {
         let streamID = stream.id
         var answered = false
-        if decision.answers {
-            // Unwrapped in place: binding the answer with `if let` copied it (a retain of each of its strings).
-            answered = session.respond(to: stream, with: decision.outcome.response!)
+        // The answer is the one `attach` gave the stream with its outcome: taken out to be read in place and given
+        // back at once (reading it through the stream copied it).
+        if decision.answers, let outcome = stream.takeOutcome() {
+            answered = session.respond(to: stream, with: outcome.response!)
             if answered {
-                metrics.count(decision.outcome.response!, pushType: pushType, broadcastKind: decision.broadcastKind)
-                let warnings = decision.outcome.warnings
+                metrics.count(status: outcome.response!.status, reason: outcome.response!.reason, pushType: pushType, broadcastKind: decision.broadcastKind)
+                let warnings = outcome.warnings
                 if !warnings.isEmpty { metrics.count(warnings) }
             }
+            stream.restoreOutcome(outcome)
         }
         switch decision.streamFault {
         case .reset(let errorCode)?:
