@@ -54,8 +54,15 @@ public struct ProviderDecision: Sendable, Equatable {
     /// What the recording needs besides the request; the connection records it once the answer has left (or
     /// could not), so a recording says what was really sent.
     public var outcome: RecordingOutcome {
-        didSet { answers = outcome.response != nil }
+        get { storedOutcome ?? RecordingOutcome(receivedAt: 0, response: nil, extras: nil) }
+        set {
+            answers = newValue.response != nil
+            storedOutcome = newValue
+        }
     }
+    /// `outcome`, or `nil` once `takeOutcome` has moved it out: an optional is emptied in place, where swapping in
+    /// an empty outcome moved three of them.
+    private var storedOutcome: RecordingOutcome?
     /// The request's `apns-push-type` as sent, for the caller's metrics: the decision has read it already, and
     /// looking it up again per request showed in profiles.
     public var pushType: String?
@@ -78,20 +85,16 @@ public struct ProviderDecision: Sendable, Equatable {
         self.actions = actions
         self.delay = delay
         self.answers = outcome.response != nil
-        self.outcome = outcome
+        self.storedOutcome = outcome
         self.pushType = pushType
         self.broadcastKind = broadcastKind
     }
 
-    /// Moves the outcome out (leaving one with no answer and no extras), for a connection that keeps it with the
-    /// stream until the wire says what became of the answer: a copy retained its strings and objects, and the
-    /// decision's release let them go again. `answers` still says what the decision was.
+    /// Moves the outcome out (`outcome` is one with no answer and no extras afterwards), for a connection that
+    /// keeps it with the stream until the wire says what became of the answer: a copy retained its strings and
+    /// objects, and the decision's release let them go again. `answers` still says what the decision was.
     package mutating func takeOutcome() -> RecordingOutcome {
-        let answered = answers
-        var taken = RecordingOutcome(receivedAt: outcome.receivedAt, response: nil, extras: nil)
-        swap(&taken, &outcome)
-        answers = answered
-        return taken
+        storedOutcome.take() ?? RecordingOutcome(receivedAt: 0, response: nil, extras: nil)
     }
 
     /// Whether the connection must close once this answer has been sent (a GOAWAY follows it).
