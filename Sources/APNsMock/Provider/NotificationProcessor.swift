@@ -150,8 +150,9 @@ public final class NotificationProcessor: Sendable {
             )
         }
         // A device push that no scenario rule touched, the request nearly every provider sends: decided by a path
-        // that carries none of the broadcast API's and the scenario's state (destroying those values, even empty,
-        // was a tenth of a push's CPU). The same checks in the same order as `decideInGeneral`.
+        // that carries none of the broadcast API's and the scenario's optional state, whose copies and destroys
+        // (even of `nil`) were most of the decision's value-witness time (the decision with its callees went from
+        // 19-21% of a push's samples to 16%). The same checks in the same order as `decideInGeneral`.
         if pendingActions.isEmpty, !request.headerListTooLarge, connection.service == .provider, validator.routeVerdict(request) == .accepted {
             return decideDevicePush(request, headers: headers, engine: engine, state: &state, ids: &ids, receivedAt: receivedAt)
         }

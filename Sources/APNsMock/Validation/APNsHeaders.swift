@@ -1,4 +1,4 @@
-/// The APNs headers of a request, found in one pass over its header list.
+/// The APNs headers of a request: the first value of each, read where the request noted it (`RequestHead`).
 public struct APNsHeaders: Sendable, Equatable {
     public var authorization: String?
     public var apnsID: String?
