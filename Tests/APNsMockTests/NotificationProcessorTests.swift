@@ -100,6 +100,26 @@ struct NotificationProcessorTests {
         }
     }
 
+    /// A connection's recordings share one extras object while what it says stays the same (the authentication,
+    /// the payload's warnings), and get a new one, shared in turn, when it changes.
+    @Test func aConnectionsRecordingsShareTheirExtrasWhileTheyStayTheSame() throws {
+        let processor = makeProcessor()
+        var state = processor.makeConnectionState(certificate: nil)
+        var ids = APNsIDGenerator()
+        func extras(_ request: APNsRequest) -> RecordExtras? {
+            processor.process(request, streamID: 1, connection: ConnectionInfo(id: 1), state: &state, ids: &ids).outcome.extras
+        }
+        let plain = try #require(extras(makeRequest()))
+        #expect(extras(makeRequest()) === plain)
+        let warned = makeRequest(extra: [("apns-push-type", "background"), ("apns-priority", "10")])
+        let withWarnings = try #require(extras(warned))
+        #expect(withWarnings !== plain && !withWarnings.warnings.isEmpty)
+        #expect(extras(warned) === withWarnings)
+        let plainAgain = try #require(extras(makeRequest()))
+        #expect(plainAgain !== withWarnings && plainAgain.warnings.isEmpty)
+        #expect(extras(makeRequest()) === plainAgain)
+    }
+
     // MARK: Payload warnings on one connection
 
     /// A connection remembers the last payload's warnings; the same payload with a topic or push type that changes

@@ -205,9 +205,8 @@ public final class NotificationProcessor: Sendable {
             faults: [],
             broadcast: nil,
             warnings: lint && request.payloadSize > 0 ? lintWarnings(request, headers: headers, route: nil, state: &state) : [],
-            reusing: state.recordExtras
+            cache: &state.recordExtras
         )
-        if let extras, extras !== state.recordExtras, extras.isShareable { state.recordExtras = extras }
         // Moved into the decision (`consume`): values used again afterwards were copied, the extras retained.
         return ProviderDecision(
             actions: actions,
@@ -367,10 +366,10 @@ public final class NotificationProcessor: Sendable {
             faults: faultNotes,
             broadcast: isBroadcastAPI ? Self.broadcastRecord(request, channelID: channelHeader, route: broadcastRoute, answer: channelAnswer) : nil,
             warnings: lint && request.payloadSize > 0 ? lintWarnings(request, headers: headers, route: broadcastRoute, state: &state) : [],
-            reusing: state.recordExtras
+            // New shareable extras replace the connection's (`make` stores only a new object: storing the same
+            // one again was a retain and a release per request).
+            cache: &state.recordExtras
         )
-        // Stored only when it is a new object: storing the same one again was a retain and a release per request.
-        if let extras, extras !== state.recordExtras, extras.isShareable { state.recordExtras = extras }
         // Built in one expression from values used for the last time: a decision assigned to a variable and then
         // changed was copied on return, and the answer copied into it (retains of each of their references).
         let broadcastKind = isBroadcastAPI ? extras?.broadcast?.kind : nil

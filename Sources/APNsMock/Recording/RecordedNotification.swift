@@ -124,6 +124,25 @@ final class RecordExtras: Sendable {
         warnings: [PayloadWarning] = [],
         reusing cached: RecordExtras? = nil
     ) -> RecordExtras? {
+        var cache = cached
+        return make(
+            abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults,
+            broadcast: broadcast, warnings: warnings, cache: &cache
+        )
+    }
+
+    /// As above, with a connection's cache of shareable extras read in place and replaced by new shareable ones:
+    /// comparing the result with the cache and storing it afterwards retained the shared object three more times
+    /// per request.
+    static func make(
+        abandonedBecause: String?,
+        authentication: AuthenticationRecord?,
+        scenarioRule: String?,
+        faults: [String],
+        broadcast: BroadcastRecord? = nil,
+        warnings: [PayloadWarning] = [],
+        cache: inout RecordExtras?
+    ) -> RecordExtras? {
         guard abandonedBecause == nil, scenarioRule == nil, faults.isEmpty else {
             return RecordExtras(
                 abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults,
@@ -132,22 +151,26 @@ final class RecordExtras: Sendable {
         }
         if broadcast != nil || !warnings.isEmpty {
             // A broadcast's extras: shared with the previous recording's when every part is the same.
-            if let cached, cached.isShareable, cached.hasAuthentication(authentication), cached.broadcast == broadcast,
+            if let cached = cache, cached.isShareable, cached.hasAuthentication(authentication), cached.broadcast == broadcast,
                 cached.warnings == warnings
             {
                 return cached
             }
-            return RecordExtras(
+            let made = RecordExtras(
                 abandonedBecause: nil, authentication: authentication, scenarioRule: nil, faults: [], broadcast: broadcast, warnings: warnings
             )
+            cache = made
+            return made
         }
         // Shared by a connection's recordings, not by all: one object for every connection (`--auth none`'s, the
         // common case in CI) was retained several times per request from every event loop, and its reference
         // count's cache line moving between their cores cost more than all else that sharing saves.
         // Compared with nil, not unwrapped: binding it copied the record out.
         guard authentication != nil else { return nil }
-        if let cached, cached.isAuthenticationOnly, cached.hasAuthentication(authentication) { return cached }
-        return RecordExtras(abandonedBecause: nil, authentication: authentication, scenarioRule: nil, faults: [])
+        if let cached = cache, cached.isAuthenticationOnly, cached.hasAuthentication(authentication) { return cached }
+        let made = RecordExtras(abandonedBecause: nil, authentication: authentication, scenarioRule: nil, faults: [])
+        cache = made
+        return made
     }
 
     /// Nothing in it belongs to one request alone: it may be shared by the next recordings that are the same.
