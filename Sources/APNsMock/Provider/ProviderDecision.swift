@@ -54,7 +54,7 @@ public struct ProviderDecision: Sendable, Equatable {
     /// What the recording needs besides the request; the connection records it once the answer has left (or
     /// could not), so a recording says what was really sent.
     public var outcome: RecordingOutcome {
-        get { storedOutcome ?? RecordingOutcome(receivedAt: 0, response: nil, extras: nil) }
+        get { storedOutcome ?? Self.takenOutcome }
         set {
             answers = newValue.response != nil
             storedOutcome = newValue
@@ -63,6 +63,8 @@ public struct ProviderDecision: Sendable, Equatable {
     /// `outcome`, or `nil` once `takeOutcome` has moved it out: an optional is emptied in place, where swapping in
     /// an empty outcome moved three of them.
     private var storedOutcome: RecordingOutcome?
+    /// What `outcome` reads once it has been taken: no answer, no extras.
+    private static var takenOutcome: RecordingOutcome { RecordingOutcome(receivedAt: 0, response: nil, extras: nil) }
     /// The request's `apns-push-type` as sent, for the caller's metrics: the decision has read it already, and
     /// looking it up again per request showed in profiles.
     public var pushType: String?
@@ -94,7 +96,7 @@ public struct ProviderDecision: Sendable, Equatable {
     /// keeps it with the stream until the wire says what became of the answer: a copy retained its strings and
     /// objects, and the decision's release let them go again. `answers` still says what the decision was.
     package mutating func takeOutcome() -> RecordingOutcome {
-        storedOutcome.take() ?? RecordingOutcome(receivedAt: 0, response: nil, extras: nil)
+        storedOutcome.take() ?? Self.takenOutcome
     }
 
     /// Whether the connection must close once this answer has been sent (a GOAWAY follows it).

@@ -28,6 +28,7 @@ public struct RecordedNotification: Sendable, Equatable {
         faults: [String] = []
     ) {
         var unshared = RecordShapeCache()
+        var unsharedExtras: RecordExtras?
         self.init(
             sequence: sequence,
             receivedAt: receivedAt,
@@ -35,7 +36,10 @@ public struct RecordedNotification: Sendable, Equatable {
             streamID: streamID,
             request: request,
             response: response,
-            extras: RecordExtras.make(abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults),
+            extras: RecordExtras.make(
+                abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults,
+                cache: &unsharedExtras
+            ),
             shapes: &unshared
         )
     }
@@ -113,27 +117,10 @@ public struct RecordedNotification: Sendable, Equatable {
 
 /// What few recordings have: kept out of line so the common recording does not pay for it.
 final class RecordExtras: Sendable {
-    /// - Parameter cached: the connection's previous shareable extras (no abandonment, rule or fault), returned
-    ///   again when these are the same: a run of equal broadcasts or token pushes shares one object.
-    static func make(
-        abandonedBecause: String?,
-        authentication: AuthenticationRecord?,
-        scenarioRule: String?,
-        faults: [String],
-        broadcast: BroadcastRecord? = nil,
-        warnings: [PayloadWarning] = [],
-        reusing cached: RecordExtras? = nil
-    ) -> RecordExtras? {
-        var cache = cached
-        return make(
-            abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults,
-            broadcast: broadcast, warnings: warnings, cache: &cache
-        )
-    }
-
-    /// As above, with a connection's cache of shareable extras read in place and replaced by new shareable ones:
-    /// comparing the result with the cache and storing it afterwards retained the shared object three more times
-    /// per request.
+    /// - Parameter cache: a connection's previous shareable extras (no abandonment, rule or fault), returned again
+    ///   when these are the same (a run of equal broadcasts or token pushes shares one object), and replaced by new
+    ///   shareable ones. Read in place: comparing the result with the cache and storing it afterwards retained the
+    ///   shared object three more times per request.
     static func make(
         abandonedBecause: String?,
         authentication: AuthenticationRecord?,

@@ -20,47 +20,23 @@ public struct APNsHeaders: Sendable, Equatable {
     /// - Parameter knownAuthorization: the connection's current `authorization` value (see
     ///   `ConnectionAuthState.currentAuthorization`), taken instead of a new string when the request's is the same:
     ///   a token-authenticated provider sends the same 200 bytes with every request.
+    /// Inlined into the decision, where it cost two reference-count calls fewer per push.
     @inline(__always)
     public init(_ request: borrowing APNsRequest, knownAuthorization: String? = nil) {
         // Each read from where the request's head noted it while the header block was built: no walk over the
-        // block, and no closure that captured and copied these fields. Read through `request.head` each time (a
-        // local copy of the head retained its buffer), and passed to the memberwise initializer at once (fields
-        // assigned one by one were built in a temporary that was then copied and destroyed).
-        var authorization: String?
+        // block in a closure that captured and copied these fields. Read through `request.head` each time: a local
+        // copy of the head retained its buffer.
         if var known = knownAuthorization, request.head.apnsValue(HeaderBlock.Code.authorization, equals: &known) {
             authorization = known
         } else {
             authorization = request.head.apnsValue(HeaderBlock.Code.authorization)
         }
-        self.init(
-            authorization: authorization,
-            apnsID: request.head.apnsValue(HeaderBlock.Code.apnsID),
-            pushType: request.head.apnsValue(HeaderBlock.Code.pushType),
-            priority: request.head.apnsValue(HeaderBlock.Code.priority),
-            expiration: request.head.apnsValue(HeaderBlock.Code.expiration),
-            topic: request.head.apnsValue(HeaderBlock.Code.topic),
-            collapseID: request.head.apnsValue(HeaderBlock.Code.collapseID),
-            hasDuplicates: request.head.repeatsKnownName || request.head.repeatsLiteralName()
-        )
-    }
-
-    private init(
-        authorization: consuming String?,
-        apnsID: consuming String?,
-        pushType: consuming String?,
-        priority: consuming String?,
-        expiration: consuming String?,
-        topic: consuming String?,
-        collapseID: consuming String?,
-        hasDuplicates: Bool
-    ) {
-        self.authorization = authorization
-        self.apnsID = apnsID
-        self.pushType = pushType
-        self.priority = priority
-        self.expiration = expiration
-        self.topic = topic
-        self.collapseID = collapseID
-        self.hasDuplicates = hasDuplicates
+        apnsID = request.head.apnsValue(HeaderBlock.Code.apnsID)
+        pushType = request.head.apnsValue(HeaderBlock.Code.pushType)
+        priority = request.head.apnsValue(HeaderBlock.Code.priority)
+        expiration = request.head.apnsValue(HeaderBlock.Code.expiration)
+        topic = request.head.apnsValue(HeaderBlock.Code.topic)
+        collapseID = request.head.apnsValue(HeaderBlock.Code.collapseID)
+        hasDuplicates = request.head.repeatsKnownName || request.head.repeatsLiteralName()
     }
 }
