@@ -287,19 +287,17 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
             switch consume event {
             case .request(let stream):
                 let streamID = stream.id
-                // Moved out and back: nothing reads the stream's request between (see `takeRequest`).
-                let request = stream.takeRequest()
-                defer { stream.restoreRequest(request) }
+                // The request is read in place, in `withRequest`'s closures: binding it to a local copies it.
                 if state == nil { state = processor.makeConnectionState(certificate: nil) }
                 // In place (`state!`): a copy out and back showed in profiles (retains of every field).
-                var decision = processor.process(
-                    request, streamID: streamID, connection: connection, state: &state!, ids: &ids, receivedAt: receivedAt
-                )
+                var decision = stream.withRequest { request in
+                    processor.process(request, streamID: streamID, connection: connection, state: &state!, ids: &ids, receivedAt: receivedAt)
+                }
                 if logsRequests {
                     logger.debug(
                         "request",
                         metadata: [
-                            "stream": "\(streamID)", "path": "\(request.path)",
+                            "stream": "\(streamID)", "path": "\(stream.withRequest { $0.path })",
                             "status": "\(decision.response.map { String($0.status) } ?? "none")",
                             "reason": "\(decision.response?.reason?.rawValue ?? "-")",
                         ]
@@ -308,16 +306,21 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
                 // Recorded beside the path: an answer when the session has sent it (a `.finished` event), a request
                 // that gets none at once, since nothing on the wire can change that.
                 if !decision.answers {
-                    recorder.record(
-                        request, streamID: streamID, connection: connection, outcome: decision.outcome, into: &recordings, context: &recordingContext
-                    )
+                    let outcome = decision.outcome
+                    stream.withRequest { request in
+                        recorder.record(
+                            request, streamID: streamID, connection: connection, outcome: outcome, into: &recordings, context: &recordingContext
+                        )
+                    }
                 } else if let refused = session.attach(decision.takeOutcome(), to: stream) {
                     // Moved to the stream, which answers from it and keeps it for the recording (`carryOut`).
-                    recorder.record(
-                        request, streamID: streamID, connection: connection, outcome: refused,
-                        delivery: .notSent(because: "the stream closed before the answer was decided"), into: &recordings,
-                        context: &recordingContext
-                    )
+                    stream.withRequest { request in
+                        recorder.record(
+                            request, streamID: streamID, connection: connection, outcome: refused,
+                            delivery: .notSent(because: "the stream closed before the answer was decided"), into: &recordings,
+                            context: &recordingContext
+                        )
+                    }
                     continue
                 }
                 let pushType = decision.pushType
@@ -338,18 +341,22 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
                     carriedOut += 1
                 }
             case .abandoned(let stream, let because):
-                let request = stream.takeRequest()
-                recorder.recordAbandoned(request, streamID: stream.id, connection: connection, at: receivedAt, because: because, into: &recordings)
-                stream.restoreRequest(request)
+                let streamID = stream.id
+                stream.withRequest { request in
+                    recorder.recordAbandoned(
+                        request, streamID: streamID, connection: connection, at: receivedAt, because: because, into: &recordings
+                    )
+                }
             case .finished(let stream, let delivery):
                 // A `.finished` stream holds the outcome `attach` gave it; recorded all the same if it did not.
-                let request = stream.takeRequest()
-                recorder.record(
-                    request, streamID: stream.id, connection: connection,
-                    outcome: stream.takeOutcome() ?? .abandoned(at: receivedAt, because: "no outcome was kept"), delivery: delivery, into: &recordings,
-                    context: &recordingContext
-                )
-                stream.restoreRequest(request)
+                let streamID = stream.id
+                let outcome = stream.takeOutcome() ?? .abandoned(at: receivedAt, because: "no outcome was kept")
+                stream.withRequest { request in
+                    recorder.record(
+                        request, streamID: streamID, connection: connection, outcome: outcome, delivery: delivery, into: &recordings,
+                        context: &recordingContext
+                    )
+                }
                 let actions = lifecycle.answerFinished(streamID: stream.id)
                 if !actions.isEmpty {
                     // Stored before the lifecycle acts: a close here records what is left after these.
