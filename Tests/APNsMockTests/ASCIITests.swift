@@ -35,6 +35,26 @@ struct ASCIITests {
         }
     }
 
+    /// Every byte value at every position of a word and of the tail after it, among digits and among letters of
+    /// either case: the word-at-a-time scan folds case and reads bits, so any byte could be mistaken for another.
+    @Test func hexDigitsWithEveryByteValueAtEveryPosition() {
+        for filler in Array("0a".utf8) + Array("F".utf8) {
+            for length in [8, 11, 16] {
+                let plain = [UInt8](repeating: filler, count: length)
+                for position in 0..<length {
+                    for value in UInt8.min...UInt8.max {
+                        var bytes = plain
+                        bytes[position] = value
+                        // The letters' cases say nothing when not all bytes are hex (the scan stops at the first other).
+                        var scanned = Self.scan(bytes)
+                        if !scanned.allHex { scanned = ASCII.HexDigits(allHex: false) }
+                        #expect(scanned == Self.reference(bytes), "length \(length), \(value) at \(position) among \(filler)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test func hexDigitsOfTokens() {
         let lower = Array(String(repeating: "0a1b2c3d", count: 8).utf8)
         let upper = Array(String(repeating: "0A1B2C3D", count: 8).utf8)
@@ -52,6 +72,31 @@ struct ASCIITests {
         #expect(ASCII.hasSuffix("", ""))
         #expect(!ASCII.hasSuffix("", ".voip"))
         #expect(!ASCII.hasSuffix("com.example.app.VOIP", ".voip"))
+    }
+
+    /// `sameBytes` reads short runs as words: every length around the word sizes, at unaligned addresses, with
+    /// each byte changed in turn.
+    @Test func sameBytesOfEveryShortLength() {
+        let source = (0..<64).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+        for length in 0...40 {
+            for offset in 0..<3 {
+                // Different bytes after the run on each side: nothing past `count` may count.
+                let left = Array(source[offset..<(offset + length)]) + [0xAA]
+                var right = [UInt8](repeating: 0, count: 3) + left.dropLast() + [0x55]
+                #expect(Self.same(left, 0, right, 3, length), "length \(length) at offset \(offset)")
+                for index in 0..<length {
+                    right[3 + index] ^= 0x80
+                    #expect(!Self.same(left, 0, right, 3, length), "length \(length), byte \(index) changed")
+                    right[3 + index] ^= 0x80
+                }
+            }
+        }
+    }
+
+    private static func same(_ a: [UInt8], _ aStart: Int, _ b: [UInt8], _ bStart: Int, _ count: Int) -> Bool {
+        a.withUnsafeBytes { a in
+            b.withUnsafeBytes { b in ASCII.sameBytes(a.baseAddress! + aStart, b.baseAddress! + bStart, count: count) }
+        }
     }
 
     @Test func byteEquality() {

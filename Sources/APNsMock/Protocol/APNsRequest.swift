@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#else
-import Darwin
-#endif
-
 /// One HTTP header as it arrived: HTTP/2 names are lower case on the wire, values are kept as sent.
 public struct HeaderField: Sendable, Equatable, Codable {
     public var name: String
@@ -135,7 +129,7 @@ public struct APNsRequest: Sendable, Equatable {
     func methodIs(_ literal: StaticString) -> Bool {
         head.withBytes(head.method) { method in
             method.count == literal.utf8CodeUnitCount
-                && (method.isEmpty || memcmp(method.baseAddress!, literal.utf8Start, method.count) == 0)
+                && (method.isEmpty || ASCII.sameBytes(method.baseAddress!, literal.utf8Start, count: method.count))
         }
     }
 

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#else
-import Darwin
-#endif
-
 /// Header fields as bytes, the form in which the HTTP/2 layer builds a request and a recording keeps it.
 ///
 /// Each field is a one-byte code for a name requests usually carry, or `literalName` followed by the name's
@@ -37,7 +31,7 @@ enum HeaderBlock {
         // Compared only with the known names of its length (one or two), not all thirteen: every header of every
         // request comes through here.
         guard name.count < codesByLength.count else { return nil }
-        for code in codesByLength[name.count] where memcmp(knownNames[Int(code)].utf8Start, name.baseAddress!, name.count) == 0 {
+        for code in codesByLength[name.count] where ASCII.sameBytes(knownNames[Int(code)].utf8Start, name.baseAddress!, count: name.count) {
             return code
         }
         return nil

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#else
-import Darwin
-#endif
-
 /// What a recording keeps of its own, inside the recording (the recorder's index element): the answer's scalars,
 /// the device token as bytes, the request's flags and the extras. Everything else, the request's bytes, is in a
 /// `RecordStorage` that recordings with the same bytes share.
@@ -274,7 +268,7 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
             var cursor = UnsafePointer(base + shapeStart)
             return parts.forEach { part in
                 defer { cursor += part.count }
-                return memcmp(cursor, part.baseAddress!, part.count) == 0
+                return ASCII.sameBytes(cursor, part.baseAddress!, count: part.count)
             }
         }
     }
