@@ -84,7 +84,7 @@ final class HTTP2ServerSession {
     final class Stream {
         fileprivate(set) var id: Int32
         /// The request as it arrives: its pseudo-headers and headers as bytes (no `String` per field), its body,
-        /// its size and whether its header list passed the bound. Read in place through `request`.
+        /// its size and whether its header list passed the bound. Read in place through `withRequest`.
         fileprivate var received = APNsRequest(
             head: RequestHead(reservingCapacity: 256), payload: [], payloadSize: 0, headerListTooLarge: false
         )
