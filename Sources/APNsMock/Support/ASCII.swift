@@ -6,7 +6,7 @@ import Darwin
 
 /// Byte-level ASCII helpers for the hot path, where building a `String` only to inspect it would cost more
 /// than the check itself.
-enum ASCII {
+package enum ASCII {
     static func isHexDigit(_ byte: UInt8) -> Bool {
         (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x46) || (byte >= 0x61 && byte <= 0x66)
     }
@@ -91,7 +91,7 @@ enum ASCII {
     /// and the short parts of a recording's shape are that short, and a call to `memcmp` for each (fifteen per
     /// push) was 2% of a push's samples.
     @inline(__always)
-    static func sameBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, count: Int) -> Bool {
+    package static func sameBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, count: Int) -> Bool {
         switch count {
         case 8...16:
             return a.loadUnaligned(as: UInt64.self) == b.loadUnaligned(as: UInt64.self)

@@ -695,7 +695,7 @@ final class HTTP2ServerSession {
 
     private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
         guard bytes.count == literal.utf8CodeUnitCount else { return false }
-        return memcmp(bytes.baseAddress!, literal.utf8Start, bytes.count) == 0
+        return ASCII.sameBytes(bytes.baseAddress!, literal.utf8Start, count: bytes.count)
     }
 
     static func errorName(_ code: UInt32) -> String { HTTP2ErrorCodeName.name(of: code) }
