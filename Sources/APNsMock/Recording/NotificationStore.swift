@@ -50,8 +50,10 @@ public final class NotificationStore: Sendable {
         var continuation: CheckedContinuation<Bool, Never>
     }
 
-    private struct State {
-        var records: Deque<RecordedNotification> = []
+    /// Noncopyable, because its index is: a `UniqueDeque` has no storage object to check for sharing or retain
+    /// around an append (a `Deque`'s append cost two atomic operations per push).
+    private struct State: ~Copyable {
+        var records = UniqueDeque<RecordedNotification>()
         var nextSequence: UInt64 = 1
         var statistics = RecorderStatistics()
         /// 200s counted apart from `statistics.byStatus` (folded in when read): nearly every request is one, and
@@ -101,8 +103,8 @@ public final class NotificationStore: Sendable {
     /// Reserved, not touched: the pages count toward RSS only once recordings fill them. Growing by doubling
     /// instead copied the index each time into fresh pages, faulting them in again (a sixth of the memory a
     /// growing recorder touched per request).
-    private static func emptyRecords(capacity: Int) -> Deque<RecordedNotification> {
-        Deque(minimumCapacity: min(capacity, 1_000_000))
+    private static func emptyRecords(capacity: Int) -> UniqueDeque<RecordedNotification> {
+        UniqueDeque(minimumCapacity: min(capacity, 1_000_000))
     }
 
     /// Records a notification, assigning its sequence number, which it returns.
@@ -225,10 +227,11 @@ public final class NotificationStore: Sendable {
                 if let before = query.beforeSequence, record.sequence >= before { return }
                 if query.limit.map({ found.count < $0 }) ?? true { found.append(record) } else { more = true }
             }
+            let positions = state.records.indices
             if query.newestFirst {
-                for record in state.records.reversed() { visit(record) }
+                for index in positions.reversed() { visit(state.records[index]) }
             } else {
-                for record in state.records { visit(record) }
+                for index in positions { visit(state.records[index]) }
             }
             return NotificationPage(notifications: found, total: total, next: more ? found.last?.sequence : nil)
         }
@@ -237,7 +240,12 @@ public final class NotificationStore: Sendable {
     /// The most recent notification answered or sent with this `apns-id` (case-insensitive).
     public func notification(apnsID: String) -> RecordedNotification? {
         let query = NotificationQuery(apnsID: apnsID)
-        return state.withLock { state in state.records.last(where: query.matches) }
+        return state.withLock { state in
+            for index in state.records.indices.reversed() where query.matches(state.records[index]) {
+                return state.records[index]
+            }
+            return nil
+        }
     }
 
     /// Waits in progress (for tests that must know a waiter is registered before they append).
@@ -319,7 +327,7 @@ public final class NotificationStore: Sendable {
         let satisfied = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 let immediate: Bool? = state.withLock { state in
-                    let matched = state.records.reduce(0) { $0 + (query.matches($1) ? 1 : 0) }
+                    let matched = state.records.indices.count { query.matches(state.records[$0]) }
                     if matched >= count { return true }
                     if state.expiredWaiters.remove(id) != nil { return false }
                     state.waiters[id] = Waiter(query: query, wanted: count, matched: matched, continuation: continuation)
