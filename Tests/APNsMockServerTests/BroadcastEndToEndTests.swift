@@ -177,23 +177,44 @@ struct BroadcastEndToEndTests {
         }
     }
 
-    /// At load: every 200 h2load counts is a broadcast recording, exactly.
-    @Test func broadcastsUnderH2LoadAreAllRecorded() async throws {
+    /// At load: every 200 h2load counts is a recording, exactly, and is counted in the statistics and the metrics
+    /// by kind and by payload warning. Broadcasts and device pushes with other warnings arrive at once on eight
+    /// connections, so the runs of equal kinds and warnings the store and the metrics count by keep changing.
+    @Test func broadcastsUnderH2LoadAreAllRecordedAndCounted() async throws {
         try await withTestServer { server in
             let channel = try server.server.channels.create(bundleID: Self.bundle, environment: .development, storagePolicy: .mostRecentMessageStored)
-            let result = try await ExternalTool.withTemporaryFile(Data(#"{"aps":{"event":"update","timestamp":1,"content-state":{}}}"#.utf8)) { payload in
+            // No `timestamp`: a Live Activity warning on every broadcast; `content-available` with an alert at priority 5: a
+            // background warning on every device push.
+            let broadcastPayload = Data(#"{"aps":{"event":"update","content-state":{}}}"#.utf8)
+            let devicePayload = Data(#"{"aps":{"content-available":1,"alert":"x"}}"#.utf8)
+            async let broadcasts = ExternalTool.withTemporaryFile(broadcastPayload) { payload in
                 try await ExternalTool.run("h2load", [
                     "-n", "3000", "-c", "4", "-m", "50", "-d", payload,
                     "-H", "apns-channel-id: \(channel.id)", "-H", "apns-push-type: LiveActivity",
                     "https://127.0.0.1:\(server.providerPort)/4/broadcasts/apps/\(Self.bundle)",
                 ], timeout: .seconds(60))
             }
-            let counts = ProviderLoadTests.requestCounts(result.stdout)
-            #expect(counts["succeeded"] == 3000 && result.stdout.contains("3000 2xx"), "\(result)")
+            async let pushes = ExternalTool.withTemporaryFile(devicePayload) { payload in
+                try await ExternalTool.run("h2load", [
+                    "-n", "3000", "-c", "4", "-m", "50", "-d", payload,
+                    "-H", "apns-topic: \(Self.bundle)", "-H", "apns-push-type: background", "-H", "apns-priority: 5",
+                    "https://127.0.0.1:\(server.providerPort)/3/device/\(String(repeating: "ab", count: 32))",
+                ], timeout: .seconds(60))
+            }
+            let (broadcastResult, pushResult) = try await (broadcasts, pushes)
+            #expect(broadcastResult.stdout.contains("3000 2xx, 0 3xx, 0 4xx, 0 5xx"), "\(broadcastResult)")
+            #expect(pushResult.stdout.contains("3000 2xx, 0 3xx, 0 4xx, 0 5xx"), "\(pushResult)")
             var query = APNsMockQuery.broadcasts
             query.status = 200
             #expect(server.server.store.list(query).total == 3000)
-            #expect(server.server.store.statistics().received == 3000)
+            let statistics = server.server.store.statistics()
+            #expect(statistics.received == 6000)
+            #expect(statistics.byKind == ["broadcast": 3000], "\(statistics)")
+            #expect(statistics.byWarning == ["liveactivity-missing-timestamp": 3000, "background-with-alert": 3000], "\(statistics)")
+            let samples = OperationsTests.samples(try await OperationsTests.get("http://127.0.0.1:\(server.adminPort)/metrics").body)
+            #expect(samples[#"apns_mock_broadcast_requests_total{kind="broadcast"}"#] == 3000, "\(samples)")
+            #expect(samples[#"apns_mock_payload_warnings_total{code="liveactivity-missing-timestamp"}"#] == 3000, "\(samples)")
+            #expect(samples[#"apns_mock_payload_warnings_total{code="background-with-alert"}"#] == 3000, "\(samples)")
         }
     }
 }

@@ -114,4 +114,32 @@ struct ASCIITests {
             #expect(!equal(token, changed), "byte \(index)")
         }
     }
+
+    /// Equal but for the case of ASCII letters, at every position and length; other bytes (digits, punctuation,
+    /// the bytes of non-ASCII text) only when the same.
+    @Test func equalIgnoringCaseFoldsASCIILettersOnly() {
+        #expect(ASCII.equalIgnoringCase("com.Example.APP", "COM.example.app"))
+        #expect(ASCII.equalIgnoringCase("", ""))
+        #expect(!ASCII.equalIgnoringCase("com.example.app", "com.example.ap"))
+        #expect(!ASCII.equalIgnoringCase("com.example.app", "com.example.apq"))
+        #expect(!ASCII.equalIgnoringCase("a@", "a`"), "@ and ` are 0x40 and 0x60: not letters")
+        #expect(!ASCII.equalIgnoringCase("[", "{"))
+        #expect(!ASCII.equalIgnoringCase("é", "É"), "non-ASCII letters are compared as bytes")
+        #expect(ASCII.equalIgnoringCase("LiveActivity", lowercased: "liveactivity"))
+        #expect(ASCII.equalIgnoringCase("LIVEACTIVITY", lowercased: "liveactivity"))
+        #expect(!ASCII.equalIgnoringCase("LiveActivit", lowercased: "liveactivity"))
+        #expect(!ASCII.equalIgnoringCase("LiveActivityy", lowercased: "liveactivity"))
+        let letters = Array("abcdefghijklmnopqrstuvwxyz0123456789.-".utf8)
+        for length in 1...24 {
+            let base = (0..<length).map { letters[$0 % letters.count] }
+            for position in 0..<length {
+                var upper = base
+                upper[position] = ASCII.lowercase(upper[position]) == upper[position] && upper[position] >= 0x61 ? upper[position] - 0x20 : upper[position]
+                var other = base
+                other[position] ^= 0x01
+                #expect(ASCII.equalIgnoringCase(String(decoding: base, as: UTF8.self), String(decoding: upper, as: UTF8.self)), "\(length) \(position)")
+                #expect(!ASCII.equalIgnoringCase(String(decoding: base, as: UTF8.self), String(decoding: other, as: UTF8.self)), "\(length) \(position)")
+            }
+        }
+    }
 }

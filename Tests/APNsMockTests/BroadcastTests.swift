@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import APNsMock
@@ -54,6 +55,42 @@ struct BroadcastTests {
         let deleted = try #require(decide("DELETE", "/1/apps/\(Self.bundle)/channels", headers: [("apns-channel-id", id)], service: .channelManagement))
         #expect(deleted.status == 204 && deleted.body == nil)
         #expect(broadcast(channel: id)?.reason == .channelNotRegistered)
+    }
+
+    /// A channel id is checked without decoding it when it is canonical base64, and by Foundation's decoder
+    /// otherwise: the two together must accept exactly what Foundation alone does.
+    @Test func channelIDsAreWellFormedExactlyWhenFoundationDecodesThem() {
+        var generator = SystemRandomNumberGenerator()
+        var samples = ["", "=", "==", "A", "AA", "AAA", "AAAA", "AA==", "AAA=", "A===", "====", "QQ==", "QR==", "QUE=", "QUF=",
+                       "YXBucy1tb2NrLWJlbmNoIQ==", "YXBucy1tb2NrLWJlbmNoIQ", "YXBucy1tb2NrLWJlbmNoIQ=", " YXBj", "YX\nBj", "YX-_",
+                       "AAAA====", "AA==AAAA", "ab/+", "ab+/cd==", "é===", "AAA\u{0}"]
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_ .".utf8)
+        for _ in 0..<3000 {
+            let length = Int.random(in: 1...12, using: &generator)
+            samples.append(String(decoding: (0..<length).map { _ in alphabet.randomElement(using: &generator)! }, as: UTF8.self))
+        }
+        for length in 0...40 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            samples.append(Data(bytes).base64EncodedString())
+        }
+        for sample in samples {
+            #expect(ChannelRegistry.isWellFormedID(sample) == (!sample.isEmpty && Data(base64Encoded: sample) != nil), "\(sample.debugDescription)")
+        }
+        // What an encoder writes is read without Foundation.
+        for length in 1...40 {
+            var encoded = Data((0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64EncodedString()
+            #expect(encoded.withUTF8 { ChannelRegistry.isCanonicalBase64($0) }, "\(encoded)")
+        }
+    }
+
+    /// The provider path's route from its bytes.
+    @Test func aBroadcastRouteIsReadFromThePath() {
+        #expect(BroadcastRoute(providerPath: "/4/broadcasts/apps/com.example.app") == .broadcast(bundleID: "com.example.app"))
+        #expect(BroadcastRoute(providerPath: "/4/broadcasts/apps/Com.Example.App") == .broadcast(bundleID: "Com.Example.App"))
+        for path in ["/4/broadcasts/apps/", "/4/broadcasts/apps", "/4/broadcasts/apps/a/b", "/4/broadcasts/apps/a?x=1", "/3/device/abc",
+                     "/4/broadcasts/app/com.example.app", "/4/Broadcasts/apps/com.example.app", "", "/"] {
+            #expect(BroadcastRoute(providerPath: path) == nil, "\(path)")
+        }
     }
 
     @Test func theRequestIDIsEchoedWhenItIsAUUID() {

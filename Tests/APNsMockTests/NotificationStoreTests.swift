@@ -166,6 +166,43 @@ struct NotificationStoreRecordingTests {
         #expect(seen.withLock { $0 } == [1, 2])
     }
 
+    /// Kinds and warnings are counted by runs (`RepeatCount`) and folded in when they change or are read: the
+    /// counts must be what counting each recording gives, read at every point of a sequence that changes, repeats
+    /// and returns, with the same array handed on again and with equal arrays that are not the same one.
+    @Test func countsKindsAndWarningsAsEachRecordingDoes() {
+        let store = NotificationStore()
+        let a = PayloadWarning(code: "a", path: "$", message: "A")
+        let b = PayloadWarning(code: "b", path: "$.aps", message: "B")
+        let same = [a, b]
+        let steps: [[PayloadWarning]] = [[a], same, same, [a, b], [], [b], [a], [a]]
+        let kinds: [BroadcastRecord.Kind?] = [.broadcast, .broadcast, nil, .channelCreate, .broadcast, .broadcast, .channelList, nil]
+        var byKind: [String: Int] = [:]
+        var byWarning: [String: Int] = [:]
+        for (index, warnings) in steps.enumerated() {
+            var cache: RecordExtras?
+            let extras = RecordExtras.make(
+                abandonedBecause: nil, authentication: nil, scenarioRule: nil, faults: [],
+                broadcast: kinds[index].map { BroadcastRecord(kind: $0, bundleID: "com.example.app", channelID: nil) },
+                warnings: warnings, cache: &cache
+            )
+            var shapes = RecordShapeCache()
+            let request = recording().request
+            store.append(RecordedNotification(
+                sequence: 0, receivedAt: 1, connectionID: 1, streamID: 1, request: request,
+                response: APNsResponse(status: 200, apnsID: "AAAAAAAA-0000-0000-0000-000000000001"), extras: extras, shapes: &shapes
+            ))
+            if let kind = kinds[index] { byKind[kind.rawValue, default: 0] += 1 }
+            for warning in warnings { byWarning[warning.code, default: 0] += 1 }
+            let statistics = store.statistics()
+            #expect(statistics.byKind == byKind, "after \(index + 1)")
+            #expect(statistics.byWarning == byWarning, "after \(index + 1)")
+        }
+        store.clear()
+        #expect(store.statistics().byKind.isEmpty && store.statistics().byWarning.isEmpty)
+        store.append(recording())
+        #expect(store.statistics().byKind.isEmpty && store.statistics().byWarning.isEmpty && store.statistics().received == 1)
+    }
+
     @Test func losesNothingUnderConcurrentAppends() async {
         let store = NotificationStore()
         let sequences = await withTaskGroup(of: [UInt64].self) { group in

@@ -132,6 +132,19 @@ struct RequestHeadTests {
         #expect(upper.topic == "lower")
         #expect(!upper.hasDuplicates)
         #expect(headers([]).topic == nil)
+
+        // The broadcast API's names have codes too: read by code, absent without a walk, repeated is a duplicate.
+        let broadcast = Self.request([
+            (":method", "POST"), (":path", "/4/broadcasts/apps/a"), ("x-one", "1"), ("apns-channel-id", "first"),
+            ("apns-channel-id", "second"),
+        ])
+        #expect(broadcast.header("apns-channel-id") == "first")
+        #expect(broadcast.header("apns-request-id") == nil)
+        #expect(APNsHeaders(broadcast).hasDuplicates)
+        let requestID = Self.request([(":method", "POST"), (":path", "/"), ("apns-request-id", "r"), ("apns-channel-id", "c")])
+        #expect(requestID.header("apns-request-id") == "r" && requestID.header("apns-channel-id") == "c")
+        #expect(!APNsHeaders(requestID).hasDuplicates)
+        #expect(HeaderBlock.knownNames.count <= 32, "RequestHead keeps the codes seen in 32 bits")
     }
 
     /// The connection's current `authorization` value is taken (the same string, not a new one) when the request

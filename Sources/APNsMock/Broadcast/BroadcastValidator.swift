@@ -29,7 +29,7 @@ public struct BroadcastValidator: Sendable {
         if let apnsID = headers.apnsID, !RequestValidator.isCanonicalUUID(apnsID) { return .badMessageId }
         guard let pushType = headers.pushType else { return .missingPushType }
         // Apple writes it `LiveActivity`, `Liveactivity` and `liveactivity` in different places: any case.
-        guard pushType.lowercased() == "liveactivity" else { return .invalidPushType }
+        guard ASCII.equalIgnoringCase(pushType, lowercased: "liveactivity") else { return .invalidPushType }
         if let priority = headers.priority, priority != "10", priority != "5", priority != "1" { return .badPriority }
         if let expiration = headers.expiration {
             guard RequestValidator.isEpochSeconds(expiration) else { return .badExpirationDate }

@@ -174,13 +174,40 @@ public final class ChannelRegistry: Sendable {
 
     /// Bundle IDs compare without regard to case (Apple's glossary: "Bundle IDs are case insensitive").
     static func sameBundle(_ a: String, _ b: String) -> Bool {
-        // ASCII case folding byte by byte: no lower-cased copies on every broadcast.
-        a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { ASCII.lowercase($0) == ASCII.lowercase($1) }
+        ASCII.equalIgnoringCase(a, b)
     }
 
     /// Whether `id` is well-formed standard base64 (RFC 4648 §4, padded), as channel ids are.
     public static func isWellFormedID(_ id: String) -> Bool {
-        !id.isEmpty && Data(base64Encoded: id) != nil
+        guard !id.isEmpty else { return false }
+        // Canonical base64 is read here without decoding it (Foundation's decoder allocated its result on every
+        // broadcast); Foundation has the last word on anything else, so what it accepts stays the rule.
+        var id = id
+        return id.withUTF8 { isCanonicalBase64($0) } || Data(base64Encoded: id) != nil
+    }
+
+    /// Padded base64 in the standard alphabet whose unused bits are zero: what every encoder writes.
+    static func isCanonicalBase64(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard !text.isEmpty, text.count % 4 == 0 else { return false }
+        let padding = text[text.count - 1] == UInt8(ascii: "=") ? (text[text.count - 2] == UInt8(ascii: "=") ? 2 : 1) : 0
+        var last = 0
+        for index in 0..<text.count - padding {
+            guard let value = base64Value(text[index]) else { return false }
+            last = value
+        }
+        // The last character before the padding carries 4 (one `=`) or 2 (two) bits that are not data.
+        return padding == 0 || last & (padding == 2 ? 0x0F : 0x03) == 0
+    }
+
+    private static func base64Value(_ byte: UInt8) -> Int? {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): return Int(byte - UInt8(ascii: "A"))
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): return Int(byte - UInt8(ascii: "a")) + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return Int(byte - UInt8(ascii: "0")) + 52
+        case UInt8(ascii: "+"): return 62
+        case UInt8(ascii: "/"): return 63
+        default: return nil
+        }
     }
 
     static func randomID() -> String {

@@ -101,6 +101,8 @@ public struct APNsRequest: Sendable, Equatable {
     public func header(_ name: String) -> String? {
         var found: String?
         let code = HeaderBlock.code(of: name)
+        // A known name the request did not carry (a broadcast's `apns-request-id`, mostly): no walk.
+        if let code, !head.hasCode(code) { return nil }
         var wanted = name
         wanted.withUTF8 { wanted in
             head.forEachHeader { fieldCode, fieldName, value in
@@ -252,6 +254,9 @@ package struct RequestHead: Sendable, Equatable {
             host = ByteSpan(offset: valueOffset, count: bytes.count - valueOffset)
         }
     }
+
+    /// Whether a field with this known name's code (`HeaderBlock.knownNames`) is in the block.
+    func hasCode(_ code: UInt8) -> Bool { codesSeen & (1 << UInt32(code)) != 0 }
 
     /// The first value of an APNs header (a code below `HeaderBlock.apnsCodeCount`) as text, `nil` when absent.
     func apnsValue(_ code: UInt8) -> String? {

@@ -8,6 +8,8 @@ enum HeaderBlock {
     static let knownNames: [StaticString] = [
         "apns-topic", "apns-push-type", "apns-id", "apns-priority", "apns-expiration", "apns-collapse-id",
         "authorization", "content-length", "content-type", "user-agent", "accept", "host", "accept-encoding",
+        // The broadcast API's: looked up by code, so a broadcast's two lookups compare a byte per field, not names.
+        "apns-channel-id", "apns-request-id",
     ]
     static let literalName: UInt8 = 0xFF
     /// Longer names and values are cut to this (far beyond any header list a client may send us).

@@ -264,7 +264,7 @@ public final class NotificationProcessor: Sendable {
         case .respond(let answer):
             scriptedResponse = answer
             // A scripted answer to the broadcast API is still one of its answers (apns-request-id, its kind).
-            broadcastRoute = isChannelService ? BroadcastRoute(channelPath: request.path) : BroadcastRoute(providerPath: request.path)
+            broadcastRoute = isChannelService ? BroadcastRoute(channelPath: request.path) : request.withPath { BroadcastRoute(providerPath: $0) }
         case .none?:
             break
         case .validated?, nil:
@@ -275,7 +275,7 @@ public final class NotificationProcessor: Sendable {
                 } else {
                     verdict = validator.routeVerdict(request)
                     // Only a path that is not a device push's is looked at again: the push path pays nothing.
-                    if verdict == .rejected(.badPath), request.methodIs("POST"), let route = BroadcastRoute(providerPath: request.path) {
+                    if verdict == .rejected(.badPath), request.methodIs("POST"), let route = request.withPath({ BroadcastRoute(providerPath: $0) }) {
                         broadcastRoute = route
                         verdict = .accepted
                     }

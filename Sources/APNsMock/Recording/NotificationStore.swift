@@ -20,6 +20,34 @@ public struct RecorderStatistics: Sendable, Equatable {
     public var capacity: Int = 0
 }
 
+extension RecorderStatistics {
+    mutating func count(kind: BroadcastRecord.Kind, times: Int) {
+        byKind[kind.rawValue, default: 0] += times
+    }
+
+    mutating func count(warnings: [PayloadWarning], times: Int) {
+        for warning in warnings { byWarning[warning.code, default: 0] += times }
+    }
+}
+
+/// A value counted while it repeats, and handed back with its count when another comes.
+struct RepeatCount<Value: Equatable> {
+    /// The value of the current run (`nil` before the first).
+    private(set) var value: Value?
+    private(set) var count = 0
+
+    /// Counts `value`; returns the run it ends, when it is not the current one (`==` on arrays first compares
+    /// their buffers, so the same array handed on again is recognised at once).
+    mutating func add(_ value: Value) -> (Value, Int)? {
+        if let current = self.value, current == value {
+            count += 1
+            return nil
+        }
+        defer { self.value = value; count = 1 }
+        return self.value.map { ($0, count) }
+    }
+}
+
 /// One page of a list (see `NotificationStore.page`).
 public struct NotificationPage: Sendable {
     public var notifications: [RecordedNotification]
@@ -59,6 +87,11 @@ public final class NotificationStore: Sendable {
         /// 200s counted apart from `statistics.byStatus` (folded in when read): nearly every request is one, and
         /// a dictionary update per request showed in profiles.
         var answered200 = 0
+        /// The broadcast kind and the payload warnings recorded last, with how many recordings in a row had them:
+        /// folded into `statistics` when they change and when read. Connections mostly repeat both, and a
+        /// dictionary update per recording (its key's text hashed) was 2% of a broadcast's CPU.
+        var kindRun = RepeatCount<BroadcastRecord.Kind>()
+        var warningRun = RepeatCount<[PayloadWarning]>()
         var waiters: [UInt64: Waiter] = [:]
         var nextWaiterID: UInt64 = 1
         /// Waiters whose deadline passed before they were registered.
@@ -180,8 +213,13 @@ public final class NotificationStore: Sendable {
             state.statistics.abandoned += 1
         }
         // Extras are there for a small share of requests (a connection's device pushes under `--auth none` share one).
-        if let broadcast = recording.broadcast { state.statistics.byKind[broadcast.kind.rawValue, default: 0] += 1 }
-        for warning in recording.warnings { state.statistics.byWarning[warning.code, default: 0] += 1 }
+        if let broadcast = recording.broadcast, let (kind, count) = state.kindRun.add(broadcast.kind) {
+            state.statistics.count(kind: kind, times: count)
+        }
+        let warnings = recording.warnings
+        if !warnings.isEmpty, let (ended, count) = state.warningRun.add(warnings) {
+            state.statistics.count(warnings: ended, times: count)
+        }
         if state.records.count >= capacity, let evicted = state.records.popFirst() {
             state.statistics.evicted += 1
             if !state.waiters.isEmpty {
@@ -255,6 +293,8 @@ public final class NotificationStore: Sendable {
         state.withLock { state in
             var statistics = state.statistics
             if state.answered200 > 0 { statistics.byStatus[200, default: 0] += state.answered200 }
+            if let kind = state.kindRun.value { statistics.count(kind: kind, times: state.kindRun.count) }
+            if let warnings = state.warningRun.value { statistics.count(warnings: warnings, times: state.warningRun.count) }
             return statistics
         }
     }
@@ -269,6 +309,8 @@ public final class NotificationStore: Sendable {
             state.statistics = RecorderStatistics()
             state.statistics.capacity = capacity
             state.answered200 = 0
+            state.kindRun = RepeatCount()
+            state.warningRun = RepeatCount()
             for id in state.waiters.keys { state.waiters[id]!.matched = 0 }
             return state.nextSequence - 1
         }
