@@ -158,6 +158,10 @@ package struct RequestHead: Sendable, Equatable {
     private(set) var authority: ByteSpan?
     /// The `host` header's value, the authority when `:authority` is absent.
     private(set) var host: ByteSpan?
+    /// What the device token in a `/3/device/<token>` path is made of, read once as the path arrives (`nil` for
+    /// another path): the route, the validation and the recording each scanned the token, two or three times
+    /// per push.
+    private(set) var deviceTokenDigits: ASCII.HexDigits?
     /// Where the header block starts: the first regular field ends the pseudo-headers (RFC 9113 §8.3).
     private(set) var headerBlockStart: Int?
     private(set) var headerCount = 0
@@ -195,6 +199,7 @@ package struct RequestHead: Sendable, Equatable {
         scheme = nil
         authority = nil
         host = nil
+        deviceTokenDigits = nil
         headerBlockStart = nil
         headerCount = 0
         codesSeen = 0
@@ -224,7 +229,10 @@ package struct RequestHead: Sendable, Equatable {
         let span = ByteSpan(offset: bytes.count, count: value.count)
         switch pseudo {
         case .method: guard method == nil else { return }; method = span
-        case .path: guard path == nil else { return }; path = span
+        case .path:
+            guard path == nil else { return }
+            path = span
+            deviceTokenDigits = APNsPath.tokenBytes(in: value).map { ASCII.hexDigits($0) }
         case .scheme: guard scheme == nil else { return }; scheme = span
         case .authority: guard authority == nil else { return }; authority = span
         }

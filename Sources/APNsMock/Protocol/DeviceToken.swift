@@ -12,8 +12,12 @@ public struct DeviceTokenRules: Sendable, Equatable {
     }
 
     public func isValid<Bytes: Collection>(_ token: Bytes) -> Bool where Bytes.Element == UInt8 {
-        let count = token.count
-        guard count >= minimumHexDigits, count <= maximumHexDigits, count % 2 == 0 else { return false }
+        guard isValid(count: token.count, allHex: true) else { return false }
         return token.withContiguousStorageIfAvailable { ASCII.hexDigits($0).allHex } ?? token.allSatisfy(ASCII.isHexDigit)
+    }
+
+    /// For a token whose digits were read already (`RequestHead.deviceTokenDigits`).
+    func isValid(count: Int, allHex: Bool) -> Bool {
+        allHex && count >= minimumHexDigits && count <= maximumHexDigits && count % 2 == 0
     }
 }

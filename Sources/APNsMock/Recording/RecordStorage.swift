@@ -83,11 +83,11 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
 
     /// How `path` is stored: as the token's bytes when it is `/3/device/` and an even number of hex digits in
     /// one case, at most `RecordFields.maxTokenBytes` of them, as text otherwise.
-    static func pathEncoding(_ path: UnsafeBufferPointer<UInt8>) -> PathEncoding {
-        guard let hex = APNsPath.tokenBytes(in: path), !hex.isEmpty, hex.count % 2 == 0,
+    /// - Parameter digits: what the token is made of, read as the path arrived (`RequestHead.deviceTokenDigits`).
+    static func pathEncoding(_ path: UnsafeBufferPointer<UInt8>, digits: ASCII.HexDigits?) -> PathEncoding {
+        guard let digits, let hex = APNsPath.tokenBytes(in: path), !hex.isEmpty, hex.count % 2 == 0,
               hex.count <= 2 * RecordFields.maxTokenBytes
         else { return .text }
-        let digits = ASCII.hexDigits(hex)
         guard digits.allHex, !(digits.hasUppercaseLetter && digits.hasLowercaseLetter) else { return .text }
         return digits.hasUppercaseLetter ? .deviceTokenUppercase : .deviceTokenLowercase
     }
@@ -178,7 +178,7 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
         shapes: inout RecordShapeCache
     ) -> (RecordFields, RecordStorage) {
         var fields = RecordFields()
-        fields.pathEncoding = pathEncoding(path)
+        fields.pathEncoding = pathEncoding(path, digits: request.head.deviceTokenDigits)
         fields.payloadSize = UInt32(clamping: request.payloadSize)
         fields.headerListTooLarge = request.headerListTooLarge
         fields.extras = extras

@@ -32,11 +32,12 @@ public struct RequestValidator: Sendable {
     public func routeVerdict(_ request: APNsRequest) -> Verdict {
         if request.headerListTooLarge { return .headerListTooLarge }
         if !request.methodIs("POST") { return .rejected(.methodNotAllowed) }
+        guard let digits = request.head.deviceTokenDigits else { return .rejected(.badPath) }
+        // A token of hex digits has no `/`: only another token is looked at again.
+        if digits.allHex { return .accepted }
         return request.withPath { path in
-            guard let token = APNsPath.tokenBytes(in: path) else { return .rejected(.badPath) }
             // `/3/device/<token>/more` is another resource, not a bad token.
-            if token.contains(UInt8(ascii: "/")) { return .rejected(.badPath) }
-            return .accepted
+            APNsPath.tokenBytes(in: path)!.contains(UInt8(ascii: "/")) ? .rejected(.badPath) : .accepted
         }
     }
 
@@ -59,7 +60,9 @@ public struct RequestValidator: Sendable {
         let tokenVerdict = request.withPath { path -> Verdict in
             let token = APNsPath.tokenBytes(in: path) ?? UnsafeBufferPointer(start: nil, count: 0)
             if token.isEmpty { return .rejected(.missingDeviceToken) }
-            if !policy.deviceToken.isValid(token) { return .rejected(.badDeviceToken) }
+            if !policy.deviceToken.isValid(count: token.count, allHex: request.head.deviceTokenDigits?.allHex == true) {
+                return .rejected(.badDeviceToken)
+            }
             return .accepted
         }
         guard tokenVerdict == .accepted else { return tokenVerdict }
