@@ -271,7 +271,7 @@ public final class NotificationProcessor: Sendable {
             if verdict == .accepted {
                 if isChannelService {
                     broadcastRoute = BroadcastRoute(channelPath: request.path)
-                    if broadcastRoute == nil { verdict = .rejected(.badPath) }
+                    if broadcastRoute.isNone { verdict = .rejected(.badPath) }
                 } else {
                     verdict = validator.routeVerdict(request)
                     // Only a path that is not a device push's is looked at again: the push path pays nothing.
@@ -317,7 +317,7 @@ public final class NotificationProcessor: Sendable {
         }
 
         var response: APNsResponse?
-        let isBroadcastAPI = isChannelService || broadcastRoute != nil
+        let isBroadcastAPI = isChannelService || broadcastRoute.isSome
         if scripted.map({ $0.answer != .none }) ?? true {
             // Made by a function that returns it, and stored once: an answer built in a local and then assigned
             // here was copied and destroyed (its IDs' strings retained and released) per push.
@@ -359,7 +359,7 @@ public final class NotificationProcessor: Sendable {
         if streamFault != nil || actions.contains(.drop) { response = nil }
 
         let extras = RecordExtras.make(
-            abandonedBecause: response == nil ? "no answer: " + (faultNotes.isEmpty ? "scenario" : faultNotes.joined(separator: ", ")) : nil,
+            abandonedBecause: response.isNone ? "no answer: " + (faultNotes.isEmpty ? "scenario" : faultNotes.joined(separator: ", ")) : nil,
             authentication: authRecord,
             scenarioRule: scripted?.ruleName,
             faults: faultNotes,

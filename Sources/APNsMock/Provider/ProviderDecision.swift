@@ -56,7 +56,7 @@ public struct ProviderDecision: Sendable, Equatable {
     public var outcome: RecordingOutcome {
         get { storedOutcome ?? Self.takenOutcome }
         set {
-            answers = newValue.response != nil
+            answers = newValue.response.isSome
             storedOutcome = newValue
         }
     }
@@ -86,7 +86,7 @@ public struct ProviderDecision: Sendable, Equatable {
         self.streamFault = streamFault
         self.actions = actions
         self.delay = delay
-        self.answers = outcome.response != nil
+        self.answers = outcome.response.isSome
         self.storedOutcome = outcome
         self.pushType = pushType
         self.broadcastKind = broadcastKind

@@ -136,7 +136,7 @@ final class RecordExtras: Sendable {
                 broadcast: broadcast, warnings: warnings
             )
         }
-        if broadcast != nil || !warnings.isEmpty {
+        if broadcast.isSome || !warnings.isEmpty {
             // A broadcast's extras: shared with the previous recording's when every part is the same.
             if let cached = cache, cached.isShareable, cached.hasAuthentication(authentication), cached.broadcast == broadcast,
                 cached.warnings == warnings
@@ -152,8 +152,8 @@ final class RecordExtras: Sendable {
         // Shared by a connection's recordings, not by all: one object for every connection (`--auth none`'s, the
         // common case in CI) was retained several times per request from every event loop, and its reference
         // count's cache line moving between their cores cost more than all else that sharing saves.
-        // Compared with nil, not unwrapped: binding it copied the record out.
-        guard authentication != nil else { return nil }
+        // Its case tested, not unwrapped: binding it copied the record out (and `!= nil` copies it too, see `isSome`).
+        guard authentication.isSome else { return nil }
         if let cached = cache, cached.isAuthenticationOnly, cached.hasAuthentication(authentication) { return cached }
         let made = RecordExtras(abandonedBecause: nil, authentication: authentication, scenarioRule: nil, faults: [])
         cache = made
@@ -186,7 +186,7 @@ final class RecordExtras: Sendable {
         self.faults = faults
         self.broadcast = broadcast
         isShareable = abandonedBecause == nil && scenarioRule == nil && faults.isEmpty
-        isAuthenticationOnly = isShareable && broadcast == nil && warnings.isEmpty
+        isAuthenticationOnly = isShareable && broadcast.isNone && warnings.isEmpty
     }
 
     /// `authentication == other`, with the stored record read in place: passed to a function or compared with
@@ -195,7 +195,7 @@ final class RecordExtras: Sendable {
     func hasAuthentication(_ other: AuthenticationRecord?) -> Bool {
         switch authentication {
         case nil:
-            return other == nil
+            return other.isNone
         case .none?:
             if case .none? = other { return true }
             return false
