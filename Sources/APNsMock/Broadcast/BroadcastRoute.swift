@@ -49,6 +49,7 @@ public enum BroadcastRoute: Sendable, Equatable {
 
 /// What a recording of the broadcast API was: the operation, and the app and channel it was about.
 public struct BroadcastRecord: Sendable, Equatable {
+    // Optionals that `init` sets are `Optional<…>`, not `…?`: see Support/Optional+CaseTest.swift.
     public enum Kind: String, Sendable, CaseIterable {
         case broadcast
         case channelCreate = "channel-create"
@@ -60,7 +61,7 @@ public struct BroadcastRecord: Sendable, Equatable {
     }
 
     public var kind: Kind
-    public var bundleID: String?
+    public var bundleID: Optional<String>
 
     /// The channel-management operation a method names on a route (`channelOther` for none).
     static func kind(of route: BroadcastRoute, method: String) -> Kind {
@@ -74,7 +75,7 @@ public struct BroadcastRecord: Sendable, Equatable {
         }
     }
     /// The channel the request named (`apns-channel-id`), or the one a create made.
-    public var channelID: String?
+    public var channelID: Optional<String>
 
     public init(kind: Kind, bundleID: String?, channelID: String?) {
         self.kind = kind

@@ -1,21 +1,22 @@
 /// The answer to one request, as plain values; the transport turns it into frames.
 public struct APNsResponse: Sendable, Equatable, Codable {
+    // Optionals that `init` sets are `Optional<…>`, not `…?`: see Support/Optional+CaseTest.swift.
     /// The HTTP status. Almost always `reason.status`; `200` has no reason, and `431` (a header list over the
     /// advertised limit, answered as Netty-based servers do) has none either.
     public var status: Int
-    public var reason: Reason?
+    public var reason: Optional<Reason>
     /// The `apns-id` header, as an `ID`: the request's own, echoed exactly, or one the mock made.
     package var apnsIDValue: ID
     /// The `apns-unique-id` header, as an `ID`.
-    package var uniqueIDValue: ID?
+    package var uniqueIDValue: Optional<ID>
     /// Milliseconds since the epoch, in the body of 410 answers.
-    public var timestamp: Int64?
+    public var timestamp: Optional<Int64>
     /// The header the ID goes in: `apns-id` for device pushes, `apns-request-id` for the broadcast API.
-    public var idHeader: IDHeader = .apnsID
+    public var idHeader: IDHeader
     /// `apns-channel-id`: the channel a create made.
-    public var channelID: String?
+    public var channelID: Optional<String>
     /// The JSON body of a successful channel read or list (errors carry `{"reason":…}` instead).
-    public var successBody: String?
+    public var successBody: Optional<String>
 
     /// Where an answer's ID goes.
     public enum IDHeader: String, Sendable, Equatable {
@@ -62,12 +63,18 @@ public struct APNsResponse: Sendable, Equatable, Codable {
         self.init(status: status, reason: reason, apnsID: .text(apnsID), uniqueID: uniqueID.map { .text($0) }, timestamp: timestamp)
     }
 
-    package init(status: Int, reason: Reason? = nil, apnsID: ID, uniqueID: ID? = nil, timestamp: Int64? = nil) {
+    package init(
+        status: Int, reason: Reason? = nil, apnsID: ID, uniqueID: ID? = nil, timestamp: Int64? = nil, idHeader: IDHeader = .apnsID,
+        channelID: String? = nil, successBody: String? = nil
+    ) {
         self.status = status
         self.reason = reason
         self.apnsIDValue = apnsID
         self.uniqueIDValue = uniqueID
         self.timestamp = timestamp
+        self.idHeader = idHeader
+        self.channelID = channelID
+        self.successBody = successBody
     }
 
     /// The `apns-id` header: the request's own, echoed exactly, or one the mock made (upper case, like APNs).

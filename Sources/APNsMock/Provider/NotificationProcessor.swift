@@ -405,39 +405,48 @@ public final class NotificationProcessor: Sendable {
         } else {
             apnsID = ids.nextID(uppercase: !isBroadcastAPI)
         }
-        var answer = APNsResponse(status: 200, apnsID: apnsID)
+        // Each part worked out first and the answer built once at the end: an answer built early and then changed
+        // was copied out of the function and the original destroyed.
+        var status = 200
+        var reason: Reason?
+        var timestamp: Int64?
+        var uniqueID: APNsResponse.ID?
+        var channelID: String?
+        var successBody: String?
         if isBroadcastAPI {
-            answer.idHeader = .requestID
             // A broadcast's answer carries apns-unique-id in both environments (documented without the
             // development-only note device pushes have); channel management answers carry none.
-            if !isChannelService { answer.uniqueIDValue = ids.nextID(uppercase: false) }
+            if !isChannelService { uniqueID = ids.nextID(uppercase: false) }
             if let channelAnswer, channelAnswer.reason == nil {
-                answer.status = channelAnswer.status
-                answer.channelID = channelAnswer.channelID
-                answer.successBody = channelAnswer.body
+                status = channelAnswer.status
+                channelID = channelAnswer.channelID
+                successBody = channelAnswer.body
             }
         } else if environment == .development {
-            answer.uniqueIDValue = ids.nextID(uppercase: false)
+            uniqueID = ids.nextID(uppercase: false)
         }
         if let scripted {
-            answer.status = scripted.status
-            answer.reason = scripted.reason
-            if answer.reason?.carriesTimestamp == true { answer.timestamp = scripted.timestamp ?? receivedAt }
-            return answer
+            status = scripted.status
+            reason = scripted.reason
+            if reason?.carriesTimestamp == true { timestamp = scripted.timestamp ?? receivedAt }
+        } else {
+            switch verdict {
+            case .accepted:
+                break
+            case .rejected(let rejection):
+                status = rejection.status
+                reason = rejection
+                if rejection.carriesTimestamp { timestamp = receivedAt }
+                // Only a successful broadcast gets an apns-unique-id.
+                if isBroadcastAPI { uniqueID = nil }
+            case .headerListTooLarge:
+                status = 431
+            }
         }
-        switch verdict {
-        case .accepted:
-            break
-        case .rejected(let reason):
-            answer.status = reason.status
-            answer.reason = reason
-            if reason.carriesTimestamp { answer.timestamp = receivedAt }
-            // Only a successful broadcast gets an apns-unique-id.
-            if isBroadcastAPI { answer.uniqueIDValue = nil }
-        case .headerListTooLarge:
-            answer.status = 431
-        }
-        return answer
+        return APNsResponse(
+            status: status, reason: reason, apnsID: apnsID, uniqueID: uniqueID, timestamp: timestamp,
+            idHeader: isBroadcastAPI ? .requestID : .apnsID, channelID: channelID, successBody: successBody
+        )
     }
 
     static func errorName(_ code: UInt32) -> String { HTTP2ErrorCodeName.name(of: code) }

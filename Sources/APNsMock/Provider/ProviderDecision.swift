@@ -39,6 +39,7 @@ public struct ProviderConnectionState: Sendable {
 
 /// What the provider endpoint decided for one request.
 public struct ProviderDecision: Sendable, Equatable {
+    // Optionals that `init` sets are `Optional<…>`, not `…?`: see Support/Optional+CaseTest.swift.
     /// The answer for the request's stream, or `nil` when the stream gets none (a connection-level refusal): the
     /// outcome's, which the recording keeps (one copy of the answer in a decision, not two).
     public var response: APNsResponse? { outcome.response }
@@ -46,11 +47,11 @@ public struct ProviderDecision: Sendable, Equatable {
     /// it without a call: a computed test of `outcome` copied the answer out in that module (2.5% of a push).
     public private(set) var answers: Bool
     /// What the stream gets instead of an answer, when `response` is `nil` by a scenario's choice.
-    public var streamFault: StreamFault?
+    public var streamFault: Optional<StreamFault>
     /// Connection actions, carried out after the answer (or the stream fault).
     public var actions: [ConnectionAction]
     /// Wait this long before answering (a scenario's latency).
-    public var delay: Duration?
+    public var delay: Optional<Duration>
     /// What the recording needs besides the request; the connection records it once the answer has left (or
     /// could not), so a recording says what was really sent.
     public var outcome: RecordingOutcome {
@@ -62,14 +63,14 @@ public struct ProviderDecision: Sendable, Equatable {
     }
     /// `outcome`, or `nil` once `takeOutcome` has moved it out: an optional is emptied in place, where swapping in
     /// an empty outcome moved three of them.
-    private var storedOutcome: RecordingOutcome?
+    private var storedOutcome: Optional<RecordingOutcome>
     /// What `outcome` reads once it has been taken: no answer, no extras.
     private static var takenOutcome: RecordingOutcome { RecordingOutcome(receivedAt: 0, response: nil, extras: nil) }
     /// The request's `apns-push-type` as sent, for the caller's metrics: the decision has read it already, and
     /// looking it up again per request showed in profiles.
-    public var pushType: String?
+    public var pushType: Optional<String>
     /// The broadcast-API operation (`nil` for a device push): metrics count these by kind, not by push type.
-    public var broadcastKind: BroadcastRecord.Kind?
+    public var broadcastKind: Optional<BroadcastRecord.Kind>
 
     /// - Parameters:
     ///   - outcome: what the recording needs, the answer (`response`) included.

@@ -1,12 +1,13 @@
 /// What a recording needs besides the request: made by the decision, with no side effect, and carried beside the
 /// stream until the wire says what became of the answer.
 public struct RecordingOutcome: Sendable, Equatable {
+    // Optionals that `init` sets are `Optional<…>`, not `…?`: see Support/Optional+CaseTest.swift.
     /// When the request's last frame arrived, in milliseconds since the epoch.
     public var receivedAt: Int64
     /// The answer decided, or `nil` when the request gets none (a stream fault, a refused connection).
-    public var response: APNsResponse?
+    public var response: Optional<APNsResponse>
     /// Authentication, scenario rule, faults and why there is no answer; shared between recordings when equal.
-    var extras: RecordExtras?
+    var extras: Optional<RecordExtras>
 
     init(receivedAt: Int64, response: APNsResponse?, extras: RecordExtras?) {
         self.receivedAt = receivedAt

@@ -3,27 +3,28 @@
 ///
 /// `RecordedNotification(row:)` gives back a recording whose JSON is the original's.
 package struct RecordingRow: Sendable, Equatable {
+    // Optionals that `init` sets are `Optional<…>`, not `…?`: see Support/Optional+CaseTest.swift.
     package var sequence: UInt64
     package var receivedAt: Int64
     package var connectionID: UInt64
     package var streamID: Int32
     package var kind: String
-    package var deviceToken: String?
-    package var topic: String?
-    package var pushType: String?
-    package var priority: Int?
-    package var status: Int?
-    package var reason: String?
-    package var apnsID: String?
-    package var uniqueID: String?
-    package var timestamp: Int64?
-    package var authMethod: String?
-    package var scenarioRule: String?
+    package var deviceToken: Optional<String>
+    package var topic: Optional<String>
+    package var pushType: Optional<String>
+    package var priority: Optional<Int>
+    package var status: Optional<Int>
+    package var reason: Optional<String>
+    package var apnsID: Optional<String>
+    package var uniqueID: Optional<String>
+    package var timestamp: Optional<Int64>
+    package var authMethod: Optional<String>
+    package var scenarioRule: Optional<String>
     /// Warning codes, comma-separated, for filtering.
     package var warningCodes: String
     package var method: String
     package var path: String
-    package var authority: String?
+    package var authority: Optional<String>
     /// `[["name","value"], …]`, in arrival order.
     package var headersJSON: String
     /// The payload bytes the recorder kept.
@@ -135,11 +136,12 @@ package struct RecordingRow: Sendable, Equatable {
 
     /// The columns the request's bytes decide (shared by recordings with the same storage).
     struct ShapeColumns {
-        var topic: String?
-        var pushType: String?
-        var priority: Int?
+        // Optionals that `init` sets are `Optional<…>`, not `…?`: see Support/Optional+CaseTest.swift.
+        var topic: Optional<String>
+        var pushType: Optional<String>
+        var priority: Optional<Int>
         var method: String
-        var authority: String?
+        var authority: Optional<String>
         var headersJSON: String
         var payload: [UInt8]
         var payloadSize: Int
@@ -167,9 +169,10 @@ package struct RecordingRow: Sendable, Equatable {
 
     /// The columns the recording's extras decide (shared by recordings with the same extras object).
     struct ExtrasColumns {
+        // Optionals that `init` sets are `Optional<…>`, not `…?`: see Support/Optional+CaseTest.swift.
         var kind: String
-        var authMethod: String?
-        var scenarioRule: String?
+        var authMethod: Optional<String>
+        var scenarioRule: Optional<String>
         var warningCodes: String
         var extrasJSON: String
 

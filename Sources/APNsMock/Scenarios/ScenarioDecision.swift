@@ -1,13 +1,14 @@
 /// What ``ScenarioEngine/evaluate(_:headers:connection:)`` decided for one request.
 public struct ScenarioDecision: Sendable, Equatable {
+    // Optionals that `init` sets are `Optional<…>`, not `…?`: see Support/Optional+CaseTest.swift.
     /// The index of the rule that matched, or `nil` when no rule did and only the default latency applies.
-    public var ruleIndex: Int?
-    public var ruleName: String?
+    public var ruleIndex: Optional<Int>
+    public var ruleName: Optional<String>
     /// The step of the rule's sequence that answered (0 for rules without a sequence).
-    public var step: Int?
+    public var step: Optional<Int>
     public var answer: ScenarioAnswer
     /// Wait this long before answering (or before carrying out the faults).
-    public var delay: Duration?
+    public var delay: Optional<Duration>
     /// In the order to carry them out; see ``ScenarioFault``.
     public var faults: [ScenarioFault]
 
@@ -46,10 +47,11 @@ public enum ScenarioAnswer: Sendable, Equatable {
 
 /// A status, its reason and, for 410, the timestamp, with every time resolved.
 public struct ScenarioResponse: Sendable, Equatable {
+    // Optionals that `init` sets are `Optional<…>`, not `…?`: see Support/Optional+CaseTest.swift.
     public var status: Int
-    public var reason: Reason?
+    public var reason: Optional<Reason>
     /// Milliseconds since the epoch; set for 410 only.
-    public var timestamp: Int64?
+    public var timestamp: Optional<Int64>
 
     public init(status: Int, reason: Reason? = nil, timestamp: Int64? = nil) {
         self.status = status

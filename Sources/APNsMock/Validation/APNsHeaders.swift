@@ -1,12 +1,13 @@
 /// The APNs headers of a request: the first value of each, read where the request noted it (`RequestHead`).
 public struct APNsHeaders: Sendable, Equatable {
-    public var authorization: String?
-    public var apnsID: String?
-    public var pushType: String?
-    public var priority: String?
-    public var expiration: String?
-    public var topic: String?
-    public var collapseID: String?
+    // Optionals that `init` sets are `Optional<…>`, not `…?`: see Support/Optional+CaseTest.swift.
+    public var authorization: Optional<String>
+    public var apnsID: Optional<String>
+    public var pushType: Optional<String>
+    public var priority: Optional<String>
+    public var expiration: Optional<String>
+    public var topic: Optional<String>
+    public var collapseID: Optional<String>
     /// Some header name appears more than once.
     public var hasDuplicates: Bool
 

@@ -19,10 +19,11 @@ public struct PayloadWarning: Sendable, Equatable {
 public enum PayloadLint {
     /// What a push is, for the rules that depend on it.
     public struct Context: Sendable, Equatable {
+        // Optionals that `init` sets are `Optional<…>`, not `…?`: see Support/Optional+CaseTest.swift.
         /// `apns-push-type` as sent (`nil`: none).
-        public var pushType: String?
+        public var pushType: Optional<String>
         /// `apns-priority` as sent (`nil`: none, which APNs treats as 10).
-        public var priority: String?
+        public var priority: Optional<String>
         /// The payload's size limit for this push (4096, 5120 for VoIP and broadcasts).
         public var sizeLimit: Int
         /// A broadcast (`/4/broadcasts/…`): Live Activity rules, and no `start`.
