@@ -203,6 +203,28 @@ struct RequestValidatorTests {
         #expect(PushType.allCases.count == 11)
     }
 
+    /// `PushType(rawValue:)` picks a candidate by length and first byte: each value names its own case, and every
+    /// string one change away from a value (a byte changed, added or dropped, a letter's case) names none.
+    @Test func pushTypeIsReadOnlyFromItsExactValue() {
+        for pushType in PushType.allCases {
+            let value = pushType.rawValue
+            #expect(PushType(rawValue: value) == pushType)
+            #expect(PushType(rawValue: value.uppercased()) == nil)
+            #expect(PushType(rawValue: value + "s") == nil)
+            #expect(PushType(rawValue: String(value.dropLast())) == nil)
+            #expect(PushType(rawValue: " " + value) == nil)
+            let bytes = Array(value.utf8)
+            for index in bytes.indices {
+                var changed = bytes
+                changed[index] = changed[index] == UInt8(ascii: "x") ? UInt8(ascii: "y") : UInt8(ascii: "x")
+                #expect(PushType(rawValue: String(decoding: changed, as: UTF8.self)) == nil, "\(value) at \(index)")
+            }
+        }
+        for other in ["", "a", "alerts", "liveactivitie", "liveactivityy", "complicatio", "push-to-talk", "ALERT", "alért"] {
+            #expect(PushType(rawValue: other) == nil, "\(other)")
+        }
+    }
+
     // MARK: apns-topic
 
     @Test func rejectsAbsentTopicWithMissingTopic() {
