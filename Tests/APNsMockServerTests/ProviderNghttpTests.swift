@@ -53,11 +53,14 @@ struct ProviderNghttpTests {
     }
 
     /// Runs `nghttp -v` for one POST with `payload` (through a file, so nghttp sends it with a length).
-    static func nghttp(_ server: TestServer, token: String, headers: [(String, String)], payload: String) async throws -> ToolResult {
+    /// - Parameter times: how many times nghttp sends the request, on one connection (`-m`).
+    static func nghttp(
+        _ server: TestServer, token: String, headers: [(String, String)], payload: String, times: Int = 1
+    ) async throws -> ToolResult {
         try await ExternalTool.withTemporaryFile(Data(payload.utf8)) { payloadPath in
             try await ExternalTool.run(
                 "nghttp",
-                ["-v", "--timeout=10"] + headers.flatMap { ["-H", "\($0.0): \($0.1)"] } + ["-d", payloadPath, server.deviceURL(token)]
+                ["-v", "--timeout=10", "-m", "\(times)"] + headers.flatMap { ["-H", "\($0.0): \($0.1)"] } + ["-d", payloadPath, server.deviceURL(token)]
             )
         }
     }
@@ -121,6 +124,31 @@ struct ProviderNghttpTests {
             #expect(result.stdout.contains(body), "\(result)")
             #expect(result.stdout.contains("recv (stream_id=\(stream)) :status: 400"), "\(result)")
             #expect(result.stdout.contains("recv (stream_id=\(stream)) content-type: application/json"), "\(result)")
+        }
+    }
+
+    /// The IDs are literals never indexed, but only the first answer spells their names out: it indexes them,
+    /// and the later answers name them by their index (see `HTTP2ServerSession.IDHeaderNames`).
+    @Test func onlyTheFirstAnswerSpellsOutTheIDHeadersNames() async throws {
+        try await withTestServer { server in
+            let result = try await Self.nghttp(
+                server, token: TestData.deviceToken(), headers: [("apns-topic", TestData.topic)], payload: TestData.alertPayload, times: 3
+            )
+            #expect(result.exitCode == 0, "\(result)")
+            let answers = Self.frames(in: result.stdout).filter { $0.direction == "recv" && $0.type == "HEADERS" }
+            try #require(answers.count == 3, "\(result)")
+            let streams = answers.map(\.streamID)
+            // nghttp prints a never-indexed field as "sensitive".
+            #expect(result.stdout.contains("recv (stream_id=\(streams[0])) apns-id: "), "\(result)")
+            #expect(result.stdout.contains("recv (stream_id=\(streams[0])) apns-unique-id: "), "\(result)")
+            for stream in streams.dropFirst() {
+                #expect(result.stdout.contains("recv (stream_id=\(stream), sensitive) apns-id: "), "\(result)")
+                #expect(result.stdout.contains("recv (stream_id=\(stream), sensitive) apns-unique-id: "), "\(result)")
+            }
+            // Both names cost one byte each instead of a Huffman-coded string: at least 12 bytes fewer.
+            for later in answers.dropFirst() {
+                #expect(later.length <= answers[0].length - 12, "\(answers)")
+            }
         }
     }
 }

@@ -392,6 +392,9 @@ final class HTTP2ServerSession {
         let idName: StaticString = response.idHeader == .apnsID ? "apns-id" : "apns-request-id"
         var channelID = response.channelID ?? ""
         let hasChannelID = response.channelID != nil
+        let idIndexing = firstUse(of: response.idHeader == .apnsID ? .apnsID : .requestID)
+        let uniqueIndexing = hasUniqueID && firstUse(of: .uniqueID)
+        let channelIndexing = hasChannelID && firstUse(of: .channelID)
         response.apnsIDValue.withUTF8 { idBytes in
             uniqueID.withUTF8 { uniqueBytes in
                 status.withUTF8 { statusBytes in
@@ -404,16 +407,18 @@ final class HTTP2ServerSession {
                             nva[count] = Self.header("content-type", Self.jsonContentType)
                             count += 1
                         }
-                        // Every answer's IDs are new: added to the HPACK table they would only push out entries
-                        // worth keeping, on both sides, so they are sent as literals that are never indexed.
-                        nva[count] = Self.header(idName, idBytes, neverIndexed: true)
+                        // Every answer's IDs are new, so they are literals that are never indexed: each one
+                        // added to the HPACK table would only push out entries worth keeping, on both sides. Only
+                        // a connection's first answer with an ID header indexes it, which puts the header's
+                        // name in both tables (see `IDHeaderNames`).
+                        nva[count] = Self.header(idName, idBytes, neverIndexed: !idIndexing)
                         count += 1
                         if hasUniqueID {
-                            nva[count] = Self.header("apns-unique-id", uniqueBytes, neverIndexed: true)
+                            nva[count] = Self.header("apns-unique-id", uniqueBytes, neverIndexed: !uniqueIndexing)
                             count += 1
                         }
                         if hasChannelID {
-                            nva[count] = Self.header("apns-channel-id", channelBytes, neverIndexed: true)
+                            nva[count] = Self.header("apns-channel-id", channelBytes, neverIndexed: !channelIndexing)
                             count += 1
                         }
                         if hasBody {
@@ -433,6 +438,30 @@ final class HTTP2ServerSession {
             }
         }
         return submitted == 0
+    }
+
+    /// The ID headers an answer carries, by name.
+    ///
+    /// A literal that is never indexed still names its header by an index when the name is in the HPACK table,
+    /// and libnghttp2's encoder looks for it there. So the first answer with each name adds it (one entry of
+    /// about 80 bytes, with that answer's value), and every later answer names it with one byte instead of a
+    /// Huffman-coded string: a 200's HEADERS frame with both IDs is 60 or 61 bytes instead of 75, and neither side
+    /// codes or decodes the names again. A client whose table is too small for the entries gets the names as
+    /// strings, as before.
+    struct IDHeaderNames: OptionSet {
+        let rawValue: UInt8
+        static let apnsID = Self(rawValue: 1 << 0)
+        static let requestID = Self(rawValue: 1 << 1)
+        static let uniqueID = Self(rawValue: 1 << 2)
+        static let channelID = Self(rawValue: 1 << 3)
+    }
+
+    /// The ID header names an answer on this connection has already added to the HPACK table.
+    private var indexedIDNames: IDHeaderNames = []
+
+    /// Whether this is the connection's first answer with `name`, to be indexed; notes it.
+    private func firstUse(of name: IDHeaderNames) -> Bool {
+        indexedIDNames.insert(name).inserted
     }
 
     /// Resets a stream (RST_STREAM) instead of answering it.
