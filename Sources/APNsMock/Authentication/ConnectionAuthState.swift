@@ -224,8 +224,7 @@ public struct ConnectionAuthState: Sendable {
     ///
     /// On UTF-8 bytes: counting and lower-casing `Character`s here was 9% of a token-authenticated request's time.
     static func bearerToken(_ authorization: String, known: String? = nil) -> String? {
-        var authorization = authorization
-        return authorization.withUTF8 { bytes -> String? in
+        return ASCII.withUTF8(of: authorization) { bytes -> String? in
             var start = 0
             while start < bytes.count, bytes[start] == UInt8(ascii: " ") { start += 1 }
             let scheme: StaticString = "bearer "

@@ -283,9 +283,9 @@ package struct RequestHead: Sendable, Equatable {
     }
 
     /// Whether the APNs header `code` is present with exactly `value`.
-    func apnsValue(_ code: UInt8, equals value: inout String) -> Bool {
+    func apnsValue(_ code: UInt8, equals value: String) -> Bool {
         guard codesSeen & (1 << UInt32(code)) != 0 else { return false }
-        return withAPNsValue(code) { field in value.withUTF8 { ASCII.equal($0, field) } }
+        return withAPNsValue(code) { field in ASCII.withUTF8(of: value) { ASCII.equal($0, field) } }
     }
 
     /// Whether a name that is not a known one appears more than once (compared only when there are two).

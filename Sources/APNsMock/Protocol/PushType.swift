@@ -56,8 +56,7 @@ public enum PushType: String, Sendable, CaseIterable, Codable {
     }
 
     static func hasAnyTopicSuffix(_ topic: String) -> Bool {
-        var topic = topic
-        return topic.withUTF8 { hasAnyTopicSuffix($0) }
+        ASCII.withUTF8(of: topic) { hasAnyTopicSuffix($0) }
     }
 
     /// `allTopicSuffixes` by their last byte.

@@ -235,8 +235,8 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
                     cursor += bytes.count
                 }
                 func put(_ text: String?) {
-                    guard var text else { return }
-                    text.withUTF8 { put($0) }
+                    guard let text else { return }
+                    ASCII.withUTF8(of: text) { put($0) }
                 }
                 put(UnsafeBufferPointer(rebasing: path[..<pathLength]))
                 put(apnsIDText)

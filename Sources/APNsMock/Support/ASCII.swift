@@ -74,8 +74,18 @@ package enum ASCII {
     /// A `StaticString` and `memcmp`: with a `String` suffix and `elementsEqual`, checking a topic against
     /// every push type's suffix was 2% of a request in profiles.
     static func hasSuffix(_ text: String, _ suffix: StaticString) -> Bool {
-        var text = text
-        return text.withUTF8 { hasSuffix($0, suffix) }
+        withUTF8(of: text) { hasSuffix($0, suffix) }
+    }
+
+    /// Calls `body` with `text`'s UTF-8 bytes, read where they are. `String.withUTF8` is `mutating`, and the copy
+    /// it needs (`var copy = text`) retained and released a string on the heap: a topic longer than 15 bytes, as
+    /// most are, cost four atomic reference counts per check. Native strings (all of them here) have contiguous
+    /// bytes; another string is copied.
+    @inline(__always)
+    static func withUTF8<Result>(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = text
+        return copy.withUTF8(body)
     }
 
     /// The same bytes, compared with `memcmp`: `elementsEqual` goes a byte at a time through iterators, which
@@ -119,15 +129,12 @@ package enum ASCII {
     /// which it writes in more than one case). The same bytes are found first without folding: a lower-cased copy
     /// per broadcast, or a byte loop through `zip`'s iterators, showed in its profiles.
     static func equalIgnoringCase(_ a: String, _ b: String) -> Bool {
-        var a = a
-        var b = b
-        return a.withUTF8 { a in b.withUTF8 { b in equalIgnoringCase(a, b) } }
+        withUTF8(of: a) { a in withUTF8(of: b) { b in equalIgnoringCase(a, b) } }
     }
 
     /// `text` is `lowercased` (a lower-case literal) but for the case of its ASCII letters.
     static func equalIgnoringCase(_ text: String, lowercased: StaticString) -> Bool {
-        var text = text
-        return text.withUTF8 { equalIgnoringCase($0, UnsafeBufferPointer(start: lowercased.utf8Start, count: lowercased.utf8CodeUnitCount)) }
+        withUTF8(of: text) { equalIgnoringCase($0, UnsafeBufferPointer(start: lowercased.utf8Start, count: lowercased.utf8CodeUnitCount)) }
     }
 
     static func equalIgnoringCase(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {

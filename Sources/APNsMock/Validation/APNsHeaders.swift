@@ -27,7 +27,7 @@ public struct APNsHeaders: Sendable, Equatable {
         // Each read from where the request's head noted it while the header block was built: no walk over the
         // block in a closure that captured and copied these fields. Read through `request.head` each time: a local
         // copy of the head retained its buffer.
-        if var known = knownAuthorization, request.head.apnsValue(HeaderBlock.Code.authorization, equals: &known) {
+        if let known = knownAuthorization, request.head.apnsValue(HeaderBlock.Code.authorization, equals: known) {
             authorization = known
         } else {
             authorization = request.head.apnsValue(HeaderBlock.Code.authorization)

@@ -82,15 +82,19 @@ public struct RequestValidator: Sendable {
             pushType = known
         }
 
-        let topic = headers.topic ?? defaultTopic
-        if let topic {
-            if topic.isEmpty { return .rejected(.missingTopic) }
-            if let allowedTopics, !allowedTopics.allows(topic) { return .rejected(.topicDisallowed) }
-            if policy.topicMismatch == .reject, let pushType, !Self.topic(topic, fits: pushType) {
-                return .rejected(.deviceTokenNotForTopic)
-            }
+        // The topic is read where it is: `headers.topic ?? defaultTopic` made a value of its own, two atomic
+        // reference counts per push for a topic longer than 15 bytes.
+        let voipTopic: Bool
+        if let topic = headers.topic {
+            if let fault = topicFault(topic, pushType: pushType, allowedTopics: allowedTopics) { return fault }
+            voipTopic = ASCII.hasSuffix(topic, ".voip")
+        } else if let defaultTopic {
+            if let fault = topicFault(defaultTopic, pushType: pushType, allowedTopics: allowedTopics) { return fault }
+            voipTopic = ASCII.hasSuffix(defaultTopic, ".voip")
         } else if policy.requireTopic {
             return .rejected(.missingTopic)
+        } else {
+            voipTopic = false
         }
 
         if policy.backgroundPriority10 == .reject, pushType == .background, priority == nil || priority == "10" {
@@ -104,7 +108,7 @@ public struct RequestValidator: Sendable {
         if headers.hasDuplicates { return .rejected(.duplicateHeaders) }
 
         if request.payloadSize == 0 { return .rejected(.payloadEmpty) }
-        if request.payloadSize > payloadLimit(pushType: pushType, topic: topic) {
+        if request.payloadSize > payloadLimit(pushType: pushType, voipTopic: voipTopic) {
             return .rejected(.payloadTooLarge)
         }
 
@@ -117,16 +121,30 @@ public struct RequestValidator: Sendable {
     /// 5120 bytes for VoIP, 4096 otherwise. Whether Apple keys the larger limit on the push type or on the
     /// `.voip` topic is unknown, so either one earns it.
     public func payloadLimit(pushType: PushType?, topic: String?) -> Int {
-        if pushType == .voip || (topic.map { ASCII.hasSuffix($0, ".voip") } ?? false) {
+        payloadLimit(pushType: pushType, voipTopic: topic.map { ASCII.hasSuffix($0, ".voip") } ?? false)
+    }
+
+    private func payloadLimit(pushType: PushType?, voipTopic: Bool) -> Int {
+        if pushType == .voip || voipTopic {
             return max(policy.maxVoIPPayloadBytes, policy.maxPayloadBytes)
         }
         return policy.maxPayloadBytes
     }
 
+    /// What is wrong with the request's topic (or the credentials' default one), if anything.
+    @inline(__always)
+    private func topicFault(_ topic: String, pushType: PushType?, allowedTopics: TopicAllowance?) -> Verdict? {
+        if topic.isEmpty { return .rejected(.missingTopic) }
+        if let allowedTopics, !allowedTopics.allows(topic) { return .rejected(.topicDisallowed) }
+        if policy.topicMismatch == .reject, let pushType, !Self.topic(topic, fits: pushType) {
+            return .rejected(.deviceTokenNotForTopic)
+        }
+        return nil
+    }
+
     static func topic(_ topic: String, fits pushType: PushType) -> Bool {
         // Bytes, not `String.hasSuffix`: the suffixes are ASCII, and this runs for every push.
-        var topic = topic
-        return topic.withUTF8 { topic in
+        return ASCII.withUTF8(of: topic) { topic in
             switch pushType {
             case .mdm:
                 return true
