@@ -12,8 +12,7 @@ public enum BroadcastRoute: Sendable, Equatable {
 
     /// The route of a provider-port path, or `nil` for any other path (`/3/device/…` included).
     public init?(providerPath path: String) {
-        var path = path
-        guard let route = path.withUTF8({ Self(providerPath: $0) }) else { return nil }
+        guard let route = ASCII.withUTF8(of: path, { Self(providerPath: $0) }) else { return nil }
         self = route
     }
 

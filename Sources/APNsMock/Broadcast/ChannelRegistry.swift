@@ -182,8 +182,7 @@ public final class ChannelRegistry: Sendable {
         guard !id.isEmpty else { return false }
         // Canonical base64 is read here without decoding it (Foundation's decoder allocated its result on every
         // broadcast); Foundation has the last word on anything else, so what it accepts stays the rule.
-        var id = id
-        return id.withUTF8 { isCanonicalBase64($0) } || Data(base64Encoded: id) != nil
+        return ASCII.withUTF8(of: id) { isCanonicalBase64($0) } || Data(base64Encoded: id) != nil
     }
 
     /// Padded base64 in the standard alphabet whose unused bits are zero: what every encoder writes.

@@ -103,8 +103,7 @@ public struct APNsRequest: Sendable, Equatable {
         let code = HeaderBlock.code(of: name)
         // A known name the request did not carry (a broadcast's `apns-request-id`, mostly): no walk.
         if let code, !head.hasCode(code) { return nil }
-        var wanted = name
-        wanted.withUTF8 { wanted in
+        ASCII.withUTF8(of: name) { wanted in
             head.forEachHeader { fieldCode, fieldName, value in
                 let matches = code.map { $0 == fieldCode } ?? (fieldCode == HeaderBlock.literalName && fieldName.elementsEqual(wanted))
                 if matches { found = String(decoding: value, as: UTF8.self) }

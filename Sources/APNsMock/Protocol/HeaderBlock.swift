@@ -64,8 +64,7 @@ enum HeaderBlock {
     }
 
     static func code(of name: String) -> UInt8? {
-        var name = name
-        return name.withUTF8 { code(of: $0) }
+        ASCII.withUTF8(of: name) { code(of: $0) }
     }
 
     /// Appends one field; returns its code (`literalName` for others) and where its value starts in `bytes`.
@@ -92,10 +91,8 @@ enum HeaderBlock {
     }
 
     static func append(name: String, value: String, to bytes: inout [UInt8]) {
-        var name = name
-        var value = value
-        name.withUTF8 { name in
-            value.withUTF8 { value in _ = append(name: name, value: value, to: &bytes) }
+        ASCII.withUTF8(of: name) { name in
+            ASCII.withUTF8(of: value) { value in _ = append(name: name, value: value, to: &bytes) }
         }
     }
 

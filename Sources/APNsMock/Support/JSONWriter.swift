@@ -78,8 +78,7 @@ public struct JSONWriter: Sendable {
     // MARK: Values
 
     public mutating func string(_ value: String) {
-        var value = value
-        value.withUTF8 { string(utf8: $0) }
+        ASCII.withUTF8(of: value) { string(utf8: $0) }
     }
 
     /// A literal that needs no escaping (checked by the caller).

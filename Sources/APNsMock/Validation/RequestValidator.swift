@@ -87,10 +87,10 @@ public struct RequestValidator: Sendable {
         let voipTopic: Bool
         if let topic = headers.topic {
             if let fault = topicFault(topic, pushType: pushType, allowedTopics: allowedTopics) { return fault }
-            voipTopic = ASCII.hasSuffix(topic, ".voip")
+            voipTopic = Self.isVoIPTopic(topic)
         } else if let defaultTopic {
             if let fault = topicFault(defaultTopic, pushType: pushType, allowedTopics: allowedTopics) { return fault }
-            voipTopic = ASCII.hasSuffix(defaultTopic, ".voip")
+            voipTopic = Self.isVoIPTopic(defaultTopic)
         } else if policy.requireTopic {
             return .rejected(.missingTopic)
         } else {
@@ -121,8 +121,10 @@ public struct RequestValidator: Sendable {
     /// 5120 bytes for VoIP, 4096 otherwise. Whether Apple keys the larger limit on the push type or on the
     /// `.voip` topic is unknown, so either one earns it.
     public func payloadLimit(pushType: PushType?, topic: String?) -> Int {
-        payloadLimit(pushType: pushType, voipTopic: topic.map { ASCII.hasSuffix($0, ".voip") } ?? false)
+        payloadLimit(pushType: pushType, voipTopic: topic.map(Self.isVoIPTopic) ?? false)
     }
+
+    private static func isVoIPTopic(_ topic: String) -> Bool { ASCII.hasSuffix(topic, ".voip") }
 
     private func payloadLimit(pushType: PushType?, voipTopic: Bool) -> Int {
         if pushType == .voip || voipTopic {

@@ -389,10 +389,11 @@ final class HTTP2ServerSession {
         var status = Self.statusText(response.status)
         var submitted: Int32 = 0
         // The broadcast API names its ID apns-request-id, and a channel create adds apns-channel-id.
-        let idName: StaticString = response.idHeader == .apnsID ? "apns-id" : "apns-request-id"
+        let (idName, idHeader): (StaticString, IDHeaderNames) = response.idHeader == .apnsID
+            ? ("apns-id", .apnsID) : ("apns-request-id", .requestID)
         var channelID = response.channelID ?? ""
         let hasChannelID = response.channelID != nil
-        let idIndexing = firstUse(of: response.idHeader == .apnsID ? .apnsID : .requestID)
+        let idIndexing = firstUse(of: idHeader)
         let uniqueIndexing = hasUniqueID && firstUse(of: .uniqueID)
         let channelIndexing = hasChannelID && firstUse(of: .channelID)
         response.apnsIDValue.withUTF8 { idBytes in
