@@ -18,10 +18,23 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from bench import HEADERS, ApnsMock, HarnessError, make_payload, parse_h2load
+from bench import HEADERS, ApnsMock, HarnessError, make_payload, parse_h2load, provider_token
 
 # What both tools run unless flags follow `--`: one event loop, no authentication, the bench's plain workload.
 DEFAULT_SERVE_ARGS = ["--threads", "1", "--auth", "none"]
+# With --token: the bench's token workload (every request carries the same provider token).
+TOKEN_SERVE_ARGS = ["--threads", "1", "--auth", "token"]
+
+
+def load(binary: str, token: bool, serve_args: list[str]) -> tuple[list[str], list[str]]:
+    """The serve flags and the pushes' extra headers: the plain load, or with `token` the bench's token workload
+    (`authorization: bearer <JWT>` from `apns-mock token`). Flags given after `--` replace the defaults."""
+    if not token:
+        return serve_args or DEFAULT_SERVE_ARGS, []
+    jwt, why = provider_token(binary)
+    if jwt is None:
+        raise HarnessError(f"no provider token for --token: {why}")
+    return serve_args or TOKEN_SERVE_ARGS, [f"authorization: bearer {jwt}"]
 
 
 def run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
@@ -54,10 +67,11 @@ def serving(binary: str, serve_args: list[str], max_recorded: int, prefix: str) 
             server.stop()
 
 
-def push(server: ApnsMock, body: Path, count: int) -> None:
-    """`count` pushes over 4 connections with 100 streams each, as the bench's throughput workload sends them."""
+def push(server: ApnsMock, body: Path, count: int, headers: list[str]) -> None:
+    """`count` pushes over 4 connections with 100 streams each, as the bench's throughput workload sends them,
+    with `headers` beside the bench's own."""
     command = ["h2load", "-n", str(count), "-c", "4", "-m", "100", "-t", "1", "-d", str(body)]
-    for header in HEADERS:
+    for header in HEADERS + headers:
         command += ["-H", header]
     result = run(command + [server.url()], timeout=300)
     if result.returncode != 0 or parse_h2load(result.stdout).get("status", {}).get("2xx") != count:
@@ -65,10 +79,11 @@ def push(server: ApnsMock, body: Path, count: int) -> None:
 
 
 def record(server: ApnsMock, events: list[str], body: Path, pushes: int, call_graph: bool, workdir: Path,
-           extra: list[str] | None = None) -> Path:
+           extra: list[str] | None = None, headers: list[str] | None = None) -> Path:
     """Records `events` in apns-mock while `pushes` pushes are answered, after a warm-up; `extra` are more
-    `perf record` flags (a sampling frequency)."""
-    push(server, body, 2000)
+    `perf record` flags (a sampling frequency), `headers` the pushes' extra headers (see `load`)."""
+    headers = headers or []
+    push(server, body, 2000, headers)
     data = workdir / "perf.data"
     control, acknowledgement = workdir / "perf-control", workdir / "perf-ack"
     os.mkfifo(control)
@@ -86,7 +101,7 @@ def record(server: ApnsMock, events: list[str], body: Path, pushes: int, call_gr
     try:
         ctl = open_writer(control, recorder)
         perf_command(ctl, ack, "enable", recorder)
-        push(server, body, pushes)
+        push(server, body, pushes, headers)
         perf_command(ctl, ack, "disable", recorder)
     finally:
         for descriptor in (ctl, ack):

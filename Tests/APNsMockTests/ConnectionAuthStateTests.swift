@@ -255,6 +255,29 @@ struct ConnectionAuthStateTests {
         #expect(early.send(future, at: start).rejection == .invalidProviderToken)
     }
 
+    /// An acceptance's number names one record on the connection (recordings share extras by it): the current
+    /// token again keeps it, a rejection has none, and a new token, or the same one after a rejection of its age,
+    /// gets a new number.
+    @Test func eachAcceptanceOfATokenHasANumberOfItsOwn() {
+        var connection = Connection(keys.policy(poisons: false))
+        let token = keys.legacyA.bearer(start)
+        let first = connection.send(token, at: start)
+        #expect(first.rejection == nil && first.acceptance != 0)
+        #expect(connection.send(token, at: start + 1).acceptance == first.acceptance)
+        #expect(connection.send(nil, at: start + 2).acceptance == 0)
+        #expect(connection.send("bearer x.y.z", at: start + 3).acceptance == 0)
+        #expect(connection.send(token, at: start + 4).acceptance == first.acceptance)
+        let refreshed = connection.send(keys.legacyA.bearer(start + 21 * minute), at: start + 21 * minute)
+        #expect(refreshed.rejection == nil && ![0, first.acceptance].contains(refreshed.acceptance))
+        let expired = connection.send(keys.legacyA.bearer(start + 21 * minute), at: start + 82 * minute)
+        #expect(expired.rejection == .expiredProviderToken && expired.acceptance == 0)
+        // Certificates and --auth none have no acceptance to share by: their records are compared.
+        var certified = Connection(keys.policy(), certificate: devCertificate)
+        #expect(certified.send(nil, at: start).acceptance == 0)
+        var open = Connection(keys.policy(mode: .none))
+        #expect(open.send(nil, at: start).acceptance == 0)
+    }
+
     @Test func withoutPoisoningAFreshTokenRecovers() {
         var connection = Connection(keys.policy(poisons: false))
         #expect(connection.send(keys.legacyA.bearer(start - 4000), at: start).rejection == .expiredProviderToken)

@@ -346,6 +346,33 @@ struct NotificationProcessorAuthTests {
         #expect(keys == [authKeyID, authKeyID, "missing", "error", authKeyID])
     }
 
+    /// A connection's pushes with its current token share one extras object, found by the token's acceptance
+    /// without comparing records; a push between them with other credentials keeps each recording right.
+    @Test func tokenPushesOnOneConnectionShareTheirAcceptancesExtras() throws {
+        var harness = Harness(acceptUnknownKeys: true)
+        var state = harness.processor.makeConnectionState(certificate: nil)
+        var ids = APNsIDGenerator()
+        let token = harness.bearer()
+        let tokens: [String?] = [token, token, nil, token, token]
+        for (index, authorization) in tokens.enumerated() {
+            let sent = request(authorization: authorization)
+            let decision = harness.processor.process(
+                sent, streamID: Int32(2 * index + 1), connection: ConnectionInfo(id: 9), state: &state, ids: &ids)
+            harness.recorder.record(
+                sent, streamID: Int32(2 * index + 1), connection: ConnectionInfo(id: 9), outcome: decision.outcome,
+                context: &harness.recordingContext
+            )
+        }
+        let accepted = AuthenticationRecord.token(keyID: authKeyID, teamID: authTeamID, issuedAt: nowSeconds, signatureVerified: true, error: nil)
+        let recordings = harness.recordings
+        #expect(recordings.map(\.authentication) == [accepted, accepted, .missing, accepted, accepted])
+        let extras = recordings.map { $0.fields.extras }
+        #expect(extras[0] === extras[1])
+        #expect(extras[2] !== extras[1])
+        // The missing token's extras replaced the connection's shared ones: a new object, then shared again.
+        #expect(extras[3] !== extras[2] && extras[3] !== extras[1] && extras[3] === extras[4])
+    }
+
     @Test func recordingsOfUnknownKeysSayTheSignatureWasNotChecked() throws {
         var harness = Harness(acceptUnknownKeys: true)
         let stranger = ProviderTokenSigner(keyID: "ZZZZ999999", teamID: "TEAM999999", privateKey: P256.Signing.PrivateKey())

@@ -199,15 +199,20 @@ public final class NotificationProcessor: Sendable {
         let recorded = state.scenario.record(status: made.status, reason: made.reason)
         if !recorded.isEmpty { actions += recorded }
         // The connection's rules close connections (GOAWAY, then close) and never drop one, so the answer is sent.
-        let extras = RecordExtras.make(
-            abandonedBecause: nil,
-            authentication: outcome.record,
-            scenarioRule: nil,
-            faults: [],
-            broadcast: nil,
-            warnings: lint && request.payloadSize > 0 ? lintWarnings(request, headers: headers, route: nil, state: &state) : [],
-            cache: &state.recordExtras
-        )
+        let warnings = lint && request.payloadSize > 0 ? lintWarnings(request, headers: headers, route: nil, state: &state) : []
+        // A push with its connection's current token shares the previous recording's extras as they are: looked up
+        // before `make`, whose optional parameter took a copy of the record only to compare it.
+        let extras = (warnings.isEmpty ? RecordExtras.shared(acceptance: outcome.acceptance, cache: state.recordExtras) : nil)
+            ?? RecordExtras.make(
+                abandonedBecause: nil,
+                authentication: outcome.record,
+                scenarioRule: nil,
+                faults: [],
+                broadcast: nil,
+                warnings: warnings,
+                acceptance: outcome.acceptance,
+                cache: &state.recordExtras
+            )
         // Moved into the decision (`consume`): values used again afterwards were copied, the extras retained.
         return ProviderDecision(
             actions: actions,
@@ -251,6 +256,7 @@ public final class NotificationProcessor: Sendable {
     ) -> ProviderDecision {
         var actions: [ConnectionAction] = pendingActions
         var authRecord: AuthenticationRecord?
+        var authAcceptance: UInt64 = 0
         var verdict: RequestValidator.Verdict = request.headerListTooLarge ? .headerListTooLarge : .accepted
         var scriptedResponse: ScenarioResponse?
         // The broadcast API: a broadcast on the provider port, or anything on the channel-management port.
@@ -289,6 +295,7 @@ public final class NotificationProcessor: Sendable {
                     nowMilliseconds: receivedAt
                 )
                 authRecord = outcome.record
+                authAcceptance = outcome.acceptance
                 if outcome.wrongCertificateEnvironment {
                     return refuseWrongCertificateEnvironment(at: receivedAt, auth: outcome.record)
                 }
@@ -365,6 +372,7 @@ public final class NotificationProcessor: Sendable {
             faults: faultNotes,
             broadcast: isBroadcastAPI ? Self.broadcastRecord(request, channelID: channelHeader, route: broadcastRoute, answer: channelAnswer) : nil,
             warnings: lint && request.payloadSize > 0 ? lintWarnings(request, headers: headers, route: broadcastRoute, state: &state) : [],
+            acceptance: authAcceptance,
             // New shareable extras replace the connection's (`make` stores only a new object: storing the same
             // one again was a retain and a release per request).
             cache: &state.recordExtras

@@ -128,6 +128,7 @@ final class RecordExtras: Sendable {
         faults: [String],
         broadcast: BroadcastRecord? = nil,
         warnings: [PayloadWarning] = [],
+        acceptance: UInt64 = 0,
         cache: inout RecordExtras?
     ) -> RecordExtras? {
         guard abandonedBecause == nil, scenarioRule == nil, faults.isEmpty else {
@@ -138,13 +139,14 @@ final class RecordExtras: Sendable {
         }
         if broadcast.isSome || !warnings.isEmpty {
             // A broadcast's extras: shared with the previous recording's when every part is the same.
-            if let cached = cache, cached.isShareable, cached.hasAuthentication(authentication), cached.broadcast == broadcast,
-                cached.warnings == warnings
+            if let cached = cache, cached.isShareable, cached.hasAuthentication(authentication, acceptance: acceptance),
+                cached.broadcast == broadcast, cached.warnings == warnings
             {
                 return cached
             }
             let made = RecordExtras(
-                abandonedBecause: nil, authentication: authentication, scenarioRule: nil, faults: [], broadcast: broadcast, warnings: warnings
+                abandonedBecause: nil, authentication: authentication, scenarioRule: nil, faults: [], broadcast: broadcast, warnings: warnings,
+                acceptance: acceptance
             )
             cache = made
             return made
@@ -154,8 +156,8 @@ final class RecordExtras: Sendable {
         // count's cache line moving between their cores cost more than all else that sharing saves.
         // Its case tested, not unwrapped: binding it copied the record out (and `!= nil` copies it too, see `isSome`).
         guard authentication.isSome else { return nil }
-        if let cached = cache, cached.isAuthenticationOnly, cached.hasAuthentication(authentication) { return cached }
-        let made = RecordExtras(abandonedBecause: nil, authentication: authentication, scenarioRule: nil, faults: [])
+        if let cached = cache, cached.isAuthenticationOnly, cached.hasAuthentication(authentication, acceptance: acceptance) { return cached }
+        let made = RecordExtras(abandonedBecause: nil, authentication: authentication, scenarioRule: nil, faults: [], acceptance: acceptance)
         cache = made
         return made
     }
@@ -174,12 +176,16 @@ final class RecordExtras: Sendable {
     let broadcast: BroadcastRecord?
     /// What the payload gets wrong that APNs accepts (see ``PayloadWarning``).
     let warnings: [PayloadWarning]
+    /// The connection's token acceptance that gave `authentication` (see `AuthenticationOutcome.acceptance`; 0:
+    /// none). The extras are shared by one connection's recordings only, so the number names one record.
+    let acceptance: UInt64
 
     init(
         abandonedBecause: String?, authentication: AuthenticationRecord?, scenarioRule: String?, faults: [String],
-        broadcast: BroadcastRecord? = nil, warnings: [PayloadWarning] = []
+        broadcast: BroadcastRecord? = nil, warnings: [PayloadWarning] = [], acceptance: UInt64 = 0
     ) {
         self.warnings = warnings
+        self.acceptance = acceptance
         self.abandonedBecause = abandonedBecause
         self.authentication = authentication
         self.scenarioRule = scenarioRule
@@ -189,10 +195,20 @@ final class RecordExtras: Sendable {
         isAuthenticationOnly = isShareable && broadcast.isNone && warnings.isEmpty
     }
 
+    /// `cache` when a recording of a token push with acceptance `acceptance` (see `AuthenticationOutcome`) and no
+    /// abandonment, rule, fault, broadcast or warning may share it as it is, without its record at hand.
+    static func shared(acceptance: UInt64, cache: RecordExtras?) -> RecordExtras? {
+        guard acceptance != 0, let cache, cache.isAuthenticationOnly, cache.acceptance == acceptance else { return nil }
+        return cache
+    }
+
     /// `authentication == other`, with the stored record read in place: passed to a function or compared with
     /// the `Optional` `==`, it was copied out of the object and destroyed again on every request (`make` was 2.5%
-    /// of a push's samples, a third of it those copies).
-    func hasAuthentication(_ other: AuthenticationRecord?) -> Bool {
+    /// of a push's samples, a third of it those copies). A record from the same token acceptance as this one's is
+    /// the same without looking: a token record compared with the `Optional` `==` copied both records into a tuple
+    /// first (36 of the 63 reference-count calls per push token auth added).
+    func hasAuthentication(_ other: AuthenticationRecord?, acceptance: UInt64) -> Bool {
+        if acceptance != 0, acceptance == self.acceptance { return true }
         switch authentication {
         case nil:
             return other.isNone
