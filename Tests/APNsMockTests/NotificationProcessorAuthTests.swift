@@ -94,6 +94,19 @@ private struct Harness {
         return decision
     }
 
+    /// Pushes with these `authorization` values, in order, on one new connection of the processor's own state
+    /// (connection 9), each decided and recorded as the server does.
+    mutating func sendOnOneConnection(_ authorizations: [String?]) {
+        var state = processor.makeConnectionState(certificate: nil)
+        var ids = APNsIDGenerator()
+        for (index, authorization) in authorizations.enumerated() {
+            let sent = request(authorization: authorization)
+            let streamID = Int32(2 * index + 1)
+            let decision = processor.process(sent, streamID: streamID, connection: ConnectionInfo(id: 9), state: &state, ids: &ids)
+            recorder.record(sent, streamID: streamID, connection: ConnectionInfo(id: 9), outcome: decision.outcome, context: &recordingContext)
+        }
+    }
+
     var recordings: [RecordedNotification] { recorder.store.list().notifications }
 }
 
@@ -324,19 +337,8 @@ struct NotificationProcessorAuthTests {
     /// still carry its own request's authentication when the token changes.
     @Test func recordingsOnOneConnectionEachCarryTheirOwnToken() throws {
         var harness = Harness(acceptUnknownKeys: true)
-        var state = harness.processor.makeConnectionState(certificate: nil)
-        var ids = APNsIDGenerator()
         let valid = harness.bearer()
-        let tokens: [String?] = [valid, valid, nil, "bearer not.a.token", valid]
-        for (index, token) in tokens.enumerated() {
-            let sent = request(authorization: token)
-            let decision = harness.processor.process(
-                sent, streamID: Int32(2 * index + 1), connection: ConnectionInfo(id: 9), state: &state, ids: &ids)
-            harness.recorder.record(
-                sent, streamID: Int32(2 * index + 1), connection: ConnectionInfo(id: 9), outcome: decision.outcome,
-                context: &harness.recordingContext
-            )
-        }
+        harness.sendOnOneConnection([valid, valid, nil, "bearer not.a.token", valid])
         let keys = harness.recordings.map { recording -> String? in
             guard case .token(let keyID, _, _, _, let error) = recording.authentication else {
                 return recording.authentication.map { "\($0)" }
@@ -350,19 +352,8 @@ struct NotificationProcessorAuthTests {
     /// without comparing records; a push between them with other credentials keeps each recording right.
     @Test func tokenPushesOnOneConnectionShareTheirAcceptancesExtras() throws {
         var harness = Harness(acceptUnknownKeys: true)
-        var state = harness.processor.makeConnectionState(certificate: nil)
-        var ids = APNsIDGenerator()
         let token = harness.bearer()
-        let tokens: [String?] = [token, token, nil, token, token]
-        for (index, authorization) in tokens.enumerated() {
-            let sent = request(authorization: authorization)
-            let decision = harness.processor.process(
-                sent, streamID: Int32(2 * index + 1), connection: ConnectionInfo(id: 9), state: &state, ids: &ids)
-            harness.recorder.record(
-                sent, streamID: Int32(2 * index + 1), connection: ConnectionInfo(id: 9), outcome: decision.outcome,
-                context: &harness.recordingContext
-            )
-        }
+        harness.sendOnOneConnection([token, token, nil, token, token])
         let accepted = AuthenticationRecord.token(keyID: authKeyID, teamID: authTeamID, issuedAt: nowSeconds, signatureVerified: true, error: nil)
         let recordings = harness.recordings
         #expect(recordings.map(\.authentication) == [accepted, accepted, .missing, accepted, accepted])
