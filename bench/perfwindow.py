@@ -26,6 +26,13 @@ DEFAULT_SERVE_ARGS = ["--threads", "1", "--auth", "none"]
 TOKEN_SERVE_ARGS = ["--threads", "1", "--auth", "token"]
 
 
+def add_load_arguments(parser) -> None:
+    """`--token` and the serve flags after `--`, which `load` reads: the same in bench/counts and bench/profile."""
+    parser.add_argument("--token", action="store_true",
+                        help="the token workload: --auth token, every push carrying the provider token of `apns-mock token`")
+    parser.add_argument("serve_args", nargs="*", help="apns-mock flags after --, instead of --threads 1 --auth none (--token: --auth token)")
+
+
 def load(binary: str, token: bool, serve_args: list[str]) -> tuple[list[str], list[str]]:
     """The serve flags and the pushes' extra headers: the plain load, or with `token` the bench's token workload
     (`authorization: bearer <JWT>` from `apns-mock token`). Flags given after `--` replace the defaults."""
