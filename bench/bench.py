@@ -52,6 +52,10 @@ PLAIN = "apns-mock-plain"
 # what those header bytes cost the transport alone. libnghttp2's HPACK encoder, which h2load uses (as do curl and
 # Node), never indexes `authorization`, so every request carries the whole JWT and every server decodes it.
 NGHTTPD_PLAIN = "nghttpd-plain"
+# nghttpd with as many workers as apns-mock's default has event loops, in the throughput workload beside the
+# one-worker nghttpd the targets use: whether the default's loss against one worker is apns-mock's or the thread
+# count's on this machine (libnghttp2's own server, given a second thread beside h2load on two cores, loses too).
+NGHTTPD_CORES = "nghttpd-cores"
 
 
 def is_apns_mock(name: str) -> bool:
@@ -488,6 +492,18 @@ class Nghttpd(Server):
         ]
 
 
+class CoresNghttpd(Nghttpd):
+    """nghttpd with `workers` worker threads (NGHTTPD_CORES); nghttpd hands each accepted connection to the next."""
+    name = NGHTTPD_CORES
+
+    def __init__(self, workdir: Path, pin: str | None, workers: int):
+        super().__init__(workdir, pin)
+        self.workers = workers
+
+    def command(self):
+        return [f"--workers={self.workers}" if arg == "--workers=1" else arg for arg in super().command()]
+
+
 class PlainNghttpd(Nghttpd):
     """nghttpd in a variant workload, sent the plain load without the variant's extra headers (NGHTTPD_PLAIN)."""
     name = NGHTTPD_PLAIN
@@ -686,7 +702,13 @@ class Bench:
             return Nginx(self.workdir, self.server_pin)
         if name == NGHTTPD_PLAIN:
             return PlainNghttpd(self.workdir, self.server_pin)
+        if name == NGHTTPD_CORES:
+            return CoresNghttpd(self.workdir, self.server_pin, self.default_loops())
         return Nghttpd(self.workdir, self.server_pin)
+
+    def default_loops(self) -> int:
+        """The headline apns-mock row's event loops: `--threads`, else serve's default (one per usable core)."""
+        return self.args.threads or self.server_cores()
 
     def server_cores(self) -> int:
         """The cores the servers may run on (the pinned set, or this process's): serve's default event loops."""
@@ -747,6 +769,8 @@ class Bench:
                 # Variants run the plain load only: they take the run's default flags, never a workload's own. They
                 # go right after apns-mock-1t, in the order given, so the builds whose CPU per push is subtracted
                 # (floor_breakdown) run seconds apart in each round.
+                if workload.key == "throughput" and "nghttpd" in names and self.default_loops() > 1:
+                    names.insert(names.index("nghttpd") + 1, NGHTTPD_CORES)
                 if workload.key == "throughput":
                     extra = [name for name in self.variants if name not in names]
                     at = names.index(ONE_THREAD) + 1 if ONE_THREAD in names else len(names)
@@ -955,22 +979,14 @@ def add_ratios(summaries: list[dict]) -> None:
         by_workload.setdefault(s["workload"], {})[s["server"]] = s
     for servers in by_workload.values():
       for mine in [row for row in servers.values() if is_measured(row)]:
-        own = {r["round"]: r["req_per_s"] for r in mine["rounds"] if r.get("kind") != "latency"}
-        for ref in ("nginx", "nghttpd"):
+        for ref in ("nginx", "nghttpd", NGHTTPD_CORES):
             theirs = servers.get(ref)
             if not theirs:
                 continue
-            other = {r["round"]: r["req_per_s"] for r in theirs["rounds"] if r.get("kind") != "latency"}
-            paired = [own[i] / other[i] for i in sorted(own) if i in other and other[i]]
-            mine[f"ratio_{ref}"] = round(median(paired), 3) if paired else None
-            mine[f"ratio_{ref}_rounds"] = [round(x, 3) for x in paired]
+            # Throughput, and CPU per request, against the reference's, paired by round.
+            mine[f"ratio_{ref}"], mine[f"ratio_{ref}_rounds"], mine[f"cpu_ratio_{ref}"] = paired_ratios(mine, theirs)
             if theirs["req_per_s_median"]:
                 mine[f"ratio_of_medians_{ref}"] = round(mine["req_per_s_median"] / theirs["req_per_s_median"], 3)
-            # CPU per request against the reference's, paired by round the same way.
-            own_cpu = {r["round"]: r.get("cpu_s_per_100k") for r in mine["rounds"] if r.get("kind") != "latency"}
-            other_cpu = {r["round"]: r.get("cpu_s_per_100k") for r in theirs["rounds"] if r.get("kind") != "latency"}
-            cpu_pairs = [own_cpu[i] / other_cpu[i] for i in sorted(own_cpu) if own_cpu[i] and other_cpu.get(i)]
-            mine[f"cpu_ratio_{ref}"] = round(median(cpu_pairs), 3) if cpu_pairs else None
         # A variant workload's share of plain apns-mock's throughput, and its CPU per request against it, paired
         # by round the same way (see Workload.paired_plain).
         plain = servers.get(PLAIN)
@@ -983,18 +999,54 @@ def add_ratios(summaries: list[dict]) -> None:
             add_plain_share(servers["nghttpd"], servers[NGHTTPD_PLAIN])
 
 
+def paired_ratios(row: dict, other: dict) -> tuple[float | None, list[float], float | None]:
+    """`row`'s req/s over `other`'s in each round (median, and each round's) and its CPU per request over the
+    other's (median): the two ran seconds apart in every round (see add_ratios)."""
+    own = {r["round"]: r["req_per_s"] for r in row["rounds"] if r.get("kind") != "latency"}
+    theirs = {r["round"]: r["req_per_s"] for r in other["rounds"] if r.get("kind") != "latency"}
+    paired = [own[i] / theirs[i] for i in sorted(own) if i in theirs and theirs[i]]
+    own_cpu = {r["round"]: r.get("cpu_s_per_100k") for r in row["rounds"] if r.get("kind") != "latency"}
+    their_cpu = {r["round"]: r.get("cpu_s_per_100k") for r in other["rounds"] if r.get("kind") != "latency"}
+    cpu_pairs = [own_cpu[i] / their_cpu[i] for i in sorted(own_cpu) if own_cpu[i] and their_cpu.get(i)]
+    return (round(median(paired), 3) if paired else None, [round(x, 3) for x in paired],
+            round(median(cpu_pairs), 3) if cpu_pairs else None)
+
+
 def add_plain_share(row: dict, plain: dict) -> None:
     """`row`'s throughput as a share of its plain twin's and its CPU per request against the twin's, paired by
     round (the twin ran seconds apart in every round)."""
-    own = {r["round"]: r["req_per_s"] for r in row["rounds"] if r.get("kind") != "latency"}
-    other = {r["round"]: r["req_per_s"] for r in plain["rounds"] if r.get("kind") != "latency"}
-    paired = [own[i] / other[i] for i in sorted(own) if i in other and other[i]]
-    row["ratio_plain"] = round(median(paired), 3) if paired else None
-    row["ratio_plain_rounds"] = [round(x, 3) for x in paired]
-    own_cpu = {r["round"]: r.get("cpu_s_per_100k") for r in row["rounds"] if r.get("kind") != "latency"}
-    other_cpu = {r["round"]: r.get("cpu_s_per_100k") for r in plain["rounds"] if r.get("kind") != "latency"}
-    cpu_pairs = [own_cpu[i] / other_cpu[i] for i in sorted(own_cpu) if own_cpu[i] and other_cpu.get(i)]
-    row["cpu_ratio_plain"] = round(median(cpu_pairs), 3) if cpu_pairs else None
+    row["ratio_plain"], row["ratio_plain_rounds"], row["cpu_ratio_plain"] = paired_ratios(row, plain)
+
+
+def thread_count_comparison(summaries: list[dict], workers: int) -> dict | None:
+    """The throughput workload's nghttpd with as many workers as apns-mock's default has loops (NGHTTPD_CORES)
+    against one worker, paired by round, and apns-mock's default against each: how much of the default's loss
+    against the one-worker reference the thread count alone costs libnghttp2's own server here."""
+    rows = {s["server"]: s for s in summaries if s["workload"] == "throughput"}
+    mine, one, many = rows.get("apns-mock"), rows.get("nghttpd"), rows.get(NGHTTPD_CORES)
+    if not (mine and one and many):
+        return None
+    many_vs_one, _, many_cpu_vs_one = paired_ratios(many, one)
+    return {
+        "workers": workers,
+        "nghttpd_workers_vs_one": many_vs_one,
+        "nghttpd_workers_cpu_vs_one": many_cpu_vs_one,
+        "apns_mock_vs_nghttpd_workers": mine.get(f"ratio_{NGHTTPD_CORES}"),
+        "apns_mock_cpu_vs_nghttpd_workers": mine.get(f"cpu_ratio_{NGHTTPD_CORES}"),
+        "apns_mock_vs_nghttpd": mine.get("ratio_nghttpd"),
+    }
+
+
+def print_thread_count_comparison(comparison: dict | None) -> None:
+    if not comparison:
+        return
+    n = comparison["workers"]
+    print(f"threads (throughput): nghttpd with {n} workers vs 1: {fmt_x(comparison['nghttpd_workers_vs_one'])} the "
+          f"throughput, {fmt_x(comparison['nghttpd_workers_cpu_vs_one'])} the CPU per push; apns-mock's default ({n} "
+          f"loops) vs nghttpd with {n} workers: {fmt_x(comparison['apns_mock_vs_nghttpd_workers'])} the throughput, "
+          f"{fmt_x(comparison['apns_mock_cpu_vs_nghttpd_workers'])} the CPU per push (vs 1 worker: "
+          f"{fmt_x(comparison['apns_mock_vs_nghttpd'])}; paired by round)")
+    print()
 
 
 def floor_breakdown(summaries: list[dict]) -> dict | None:
@@ -1523,6 +1575,7 @@ def main() -> int:
                   f"--threads {args.threads or 'default (' + str(bench.server_cores()) + ')'}"
                   f"{', pinned' if args.pin else ''}; {ONE_THREAD}: --threads 1")
             print_workload_table(summaries)
+            print_thread_count_comparison(thread_count_comparison(summaries, bench.default_loops()))
             print_floor(floor_breakdown(summaries), same_binary=any(b == args.binary for b, _ in bench.variants.values()))
             if args.cores:
                 cores = bench.cores_rows(Workload("throughput", "throughput", 4, 100, scale(400_000)), rounds, servers)
@@ -1579,6 +1632,7 @@ def main() -> int:
         },
         "workloads": summaries,
         "floor": floor_breakdown(summaries),
+        "threads": thread_count_comparison(summaries, bench.default_loops()),
         "cores": result_doc.get("cores"),
         "scalability": scalability,
         "memory": memory,
