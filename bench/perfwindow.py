@@ -20,10 +20,10 @@ from pathlib import Path
 
 from bench import HEADERS, ApnsMock, HarnessError, make_payload, parse_h2load, provider_token
 
-# What both tools run unless flags follow `--`: one event loop, no authentication, the bench's plain workload.
-DEFAULT_SERVE_ARGS = ["--threads", "1", "--auth", "none"]
-# With --token: the bench's token workload (every request carries the same provider token).
-TOKEN_SERVE_ARGS = ["--threads", "1", "--auth", "token"]
+# What both tools run unless flags follow `--`: one event loop (unless asked for serve's default), no
+# authentication (the bench's plain workload), or with --token the bench's token workload (every request carries
+# the same provider token).
+ONE_LOOP = ["--threads", "1"]
 
 
 def add_load_arguments(parser) -> None:
@@ -33,15 +33,17 @@ def add_load_arguments(parser) -> None:
     parser.add_argument("serve_args", nargs="*", help="apns-mock flags after --, instead of --threads 1 --auth none (--token: --auth token)")
 
 
-def load(binary: str, token: bool, serve_args: list[str]) -> tuple[list[str], list[str]]:
+def load(binary: str, token: bool, serve_args: list[str], one_loop: bool = True) -> tuple[list[str], list[str]]:
     """The serve flags and the pushes' extra headers: the plain load, or with `token` the bench's token workload
-    (`authorization: bearer <JWT>` from `apns-mock token`). Flags given after `--` replace the defaults."""
+    (`authorization: bearer <JWT>` from `apns-mock token`); `--threads 1` unless `one_loop` is off (serve's default
+    loops). Flags given after `--` replace the defaults."""
+    defaults = (ONE_LOOP if one_loop else []) + ["--auth", "token" if token else "none"]
     if not token:
-        return serve_args or DEFAULT_SERVE_ARGS, []
+        return serve_args or defaults, []
     jwt, why = provider_token(binary)
     if jwt is None:
         raise HarnessError(f"no provider token for --token: {why}")
-    return serve_args or TOKEN_SERVE_ARGS, [f"authorization: bearer {jwt}"]
+    return serve_args or defaults, [f"authorization: bearer {jwt}"]
 
 
 def run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
