@@ -477,6 +477,8 @@ class Nginx(Server):
 
 class Nghttpd(Server):
     name = "nghttpd"
+    # One worker, as nginx's one: the references' configuration (CoresNghttpd runs more).
+    workers = 1
 
     def command(self):
         # nghttpd serves files: an empty file at the request path. A POST to a static file is answered 200
@@ -487,7 +489,7 @@ class Nghttpd(Server):
         (docroot / "4" / "broadcasts" / "apps").mkdir(parents=True, exist_ok=True)
         (docroot / "4" / "broadcasts" / "apps" / TOPIC).touch()
         return [
-            "nghttpd", "--workers=1", f"--address={LOOPBACK}", f"--htdocs={docroot}",
+            "nghttpd", f"--workers={self.workers}", f"--address={LOOPBACK}", f"--htdocs={docroot}",
             str(self.port), str(CERTS / "server-key.pem"), str(CERTS / "server.pem"),
         ]
 
@@ -499,9 +501,6 @@ class CoresNghttpd(Nghttpd):
     def __init__(self, workdir: Path, pin: str | None, workers: int):
         super().__init__(workdir, pin)
         self.workers = workers
-
-    def command(self):
-        return [f"--workers={self.workers}" if arg == "--workers=1" else arg for arg in super().command()]
 
 
 class PlainNghttpd(Nghttpd):
@@ -1575,7 +1574,8 @@ def main() -> int:
                   f"--threads {args.threads or 'default (' + str(bench.server_cores()) + ')'}"
                   f"{', pinned' if args.pin else ''}; {ONE_THREAD}: --threads 1")
             print_workload_table(summaries)
-            print_thread_count_comparison(thread_count_comparison(summaries, bench.default_loops()))
+            result_doc["threads"] = thread_count_comparison(summaries, bench.default_loops())
+            print_thread_count_comparison(result_doc["threads"])
             print_floor(floor_breakdown(summaries), same_binary=any(b == args.binary for b, _ in bench.variants.values()))
             if args.cores:
                 cores = bench.cores_rows(Workload("throughput", "throughput", 4, 100, scale(400_000)), rounds, servers)
@@ -1632,7 +1632,7 @@ def main() -> int:
         },
         "workloads": summaries,
         "floor": floor_breakdown(summaries),
-        "threads": thread_count_comparison(summaries, bench.default_loops()),
+        "threads": result_doc.get("threads"),
         "cores": result_doc.get("cores"),
         "scalability": scalability,
         "memory": memory,
