@@ -50,6 +50,17 @@ def run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(command, capture_output=True, text=True, **kwargs)
 
 
+def script_samples(data: Path, fields: str, call_graph: bool = True) -> list[list[str]]:
+    """`perf script`'s samples in `data`, each as its non-empty lines, stripped: with call chains a sample is a block
+    of lines (the fields before the chain, then a frame per line), without one a single line. bench/counts and
+    bench/profile read their own fields out of these."""
+    script = run(["perf", "script", "-i", str(data), "-F", fields])
+    if script.returncode != 0:
+        raise HarnessError(f"perf script failed: {script.stderr.strip()[-300:]}")
+    chunks = script.stdout.split("\n\n") if call_graph else script.stdout.splitlines()
+    return [lines for chunk in chunks if (lines := [line.strip() for line in chunk.split("\n") if line.strip()])]
+
+
 def missing_prerequisite(tool_name: str, binary: str, tools: tuple[str, ...]) -> str | None:
     """Why `tool_name` cannot run here (a tool not installed, no apns-mock build), or None."""
     for tool in tools:
