@@ -64,8 +64,8 @@ public struct APNsIDGenerator: Sendable {
 
     /// Writes the 8-4-4-4-12 text of a 128-bit value into the first `textLength` bytes of `buffer`.
     ///
-    /// Eight digits at a time in one 64-bit register (`HexDigits.eight`): two IDs per answer, and writing them a
-    /// digit at a time was 2% of a request in profiles.
+    /// Eight digits at a time in one 64-bit register (`HexDigits.eight`): two IDs go into every answer, and writing
+    /// them a digit at a time showed in profiles.
     package static func write(high: UInt64, low: UInt64, uppercase: Bool, into buffer: UnsafeMutableBufferPointer<UInt8>) {
         precondition(buffer.count >= textLength)
         let out = UnsafeMutableRawPointer(buffer.baseAddress!)

@@ -40,7 +40,7 @@ enum HeaderBlock {
     ///
     /// Compared only with the known names of its length (one to four), as literals: every header of every request
     /// comes through here, and a table of codes by length (arrays in a global, each access checked and counted)
-    /// was 1.2% of a push's samples. A test holds this switch to `knownNames`.
+    /// showed in profiles. A test holds this switch to `knownNames`.
     static func code(of name: UnsafeBufferPointer<UInt8>) -> UInt8? {
         guard let base = name.baseAddress else { return nil }
         // The switch has chosen the length: only the bytes are compared.

@@ -44,7 +44,7 @@ public struct ProviderDecision: Sendable, Equatable {
     /// outcome's, which the recording keeps (one copy of the answer in a decision, not two).
     public var response: APNsResponse? { outcome.response }
     /// Whether the stream gets an answer (`response` is not `nil`). Stored, so that the connection's module reads
-    /// it without a call: a computed test of `outcome` copied the answer out in that module (2.5% of a push).
+    /// it without a call: a computed test of `outcome` copied the answer out in that module on every request.
     public private(set) var answers: Bool
     /// What the stream gets instead of an answer, when `response` is `nil` by a scenario's choice.
     public var streamFault: Optional<StreamFault>

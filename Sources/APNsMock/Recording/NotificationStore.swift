@@ -79,7 +79,7 @@ public final class NotificationStore: Sendable {
     }
 
     /// Noncopyable, because its index is: a `UniqueDeque` has no storage object to check for sharing or retain
-    /// around an append (a `Deque`'s append cost two atomic operations per push).
+    /// around an append (a `Deque`'s append retains and releases its storage object, atomically, on every push).
     private struct State: ~Copyable {
         var records = UniqueDeque<RecordedNotification>()
         var nextSequence: UInt64 = 1
@@ -89,7 +89,7 @@ public final class NotificationStore: Sendable {
         var answered200 = 0
         /// The broadcast kind and the payload warnings recorded last, with how many recordings in a row had them:
         /// folded into `statistics` when they change and when read. Connections mostly repeat both, and a
-        /// dictionary update per recording (its key's text hashed) was 2% of a broadcast's CPU.
+        /// dictionary update per recording hashed its key's text every time.
         var kindRun = RepeatCount<BroadcastRecord.Kind>()
         var warningRun = RepeatCount<[PayloadWarning]>()
         var waiters: [UInt64: Waiter] = [:]
@@ -134,8 +134,7 @@ public final class NotificationStore: Sendable {
     /// An empty index with room reserved for `capacity` recordings, up to a million (40 MB of address space).
     ///
     /// Reserved, not touched: the pages count toward RSS only once recordings fill them. Growing by doubling
-    /// instead copied the index each time into fresh pages, faulting them in again (a sixth of the memory a
-    /// growing recorder touched per request).
+    /// instead copied the index each time into fresh pages, faulting them in again while the recorder fills.
     private static func emptyRecords(capacity: Int) -> UniqueDeque<RecordedNotification> {
         UniqueDeque(minimumCapacity: min(capacity, 1_000_000))
     }
@@ -164,7 +163,7 @@ public final class NotificationStore: Sendable {
     /// the batch (keeping its capacity).
     ///
     /// With one event loop per core, loops appending one recording at a time contended for this lock on every
-    /// request (a futex call every 20 requests at 2 loops, and a third more CPU per request than one loop).
+    /// request; a batch takes it once per read.
     public func append(contentsOf batch: inout [RecordedNotification]) {
         guard !batch.isEmpty else { return }
         var ready: [CheckedContinuation<Bool, Never>] = []

@@ -99,7 +99,7 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
             if digit <= UInt8(ascii: "9") { return digit &- UInt8(ascii: "0") }
             return (digit | 0x20) &- UInt8(ascii: "a") &+ 10
         }
-        // Eight digits at a time in one register (a byte at a time was 0.7% of a push in profiles). The digits are
+        // Eight digits at a time in one register (every device push's recording writes its token). The digits are
         // known to be hex: a digit's value is its low four bits, plus 9 for a letter (bit 6 set in either case).
         var index = 0
         if let base = hex.baseAddress {

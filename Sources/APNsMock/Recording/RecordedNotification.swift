@@ -119,8 +119,8 @@ public struct RecordedNotification: Sendable, Equatable {
 final class RecordExtras: Sendable {
     /// - Parameter cache: a connection's previous shareable extras (no abandonment, rule or fault), returned again
     ///   when these are the same (a run of equal broadcasts or token pushes shares one object), and replaced by new
-    ///   shareable ones. Read in place: comparing the result with the cache and storing it afterwards retained the
-    ///   shared object three more times per request.
+    ///   shareable ones. Read in place: comparing the result with the cache and storing it afterwards retained and
+    ///   released the shared object again on every request.
     static func make(
         abandonedBecause: String?,
         authentication: AuthenticationRecord?,
@@ -163,8 +163,8 @@ final class RecordExtras: Sendable {
     }
 
     /// Nothing in it belongs to one request alone: it may be shared by the next recordings that are the same.
-    /// Stored, as is `isAuthenticationOnly`: asked on every request, working them out from the optionals copied
-    /// each one out and back (about half a percent of a push).
+    /// Stored, as is `isAuthenticationOnly`: asked on every request, and working them out from the optionals
+    /// copied each one out and back.
     let isShareable: Bool
     let isAuthenticationOnly: Bool
 
@@ -203,10 +203,9 @@ final class RecordExtras: Sendable {
     }
 
     /// `authentication == other`, with the stored record read in place: passed to a function or compared with
-    /// the `Optional` `==`, it was copied out of the object and destroyed again on every request (`make` was 2.5%
-    /// of a push's samples, a third of it those copies). A record from the same token acceptance as this one's is
-    /// the same without looking: a token record compared with the `Optional` `==` copied both records into a tuple
-    /// first (36 of the 63 reference-count calls per push token auth added).
+    /// the `Optional` `==`, it was copied out of the object and destroyed again on every request. A record from the
+    /// same token acceptance as this one's is the same without looking: a token record compared with the `Optional`
+    /// `==` copied both records into a tuple first, retaining and releasing every string in them.
     func hasAuthentication(_ other: AuthenticationRecord?, acceptance: UInt64) -> Bool {
         if acceptance != 0, acceptance == self.acceptance { return true }
         switch authentication {

@@ -161,8 +161,8 @@ public struct SinkQueue<Element> {
     /// Keeps a written batch with its elements in it, for an event loop to take (`takeWritten`, from
     /// `RecordingSink.releaseWritten`) and empty on its own thread, then `recycle`. Recordings share their storage
     /// with the event loop that made them, whose every new recording retains it: released on the consumer's
-    /// thread, each release pulled that object's reference count to another core and back (with the file on, the
-    /// loop's `swift_retain` and `swift_release` took 58% and 37% more time per request than without).
+    /// thread, each release pulled that object's reference count to another core and back, and the loop's next
+    /// retain of it waited for the cache line.
     /// Returns false, leaving `spent` as it was, while the last one given back has not been taken (the consumer
     /// then empties its own).
     public mutating func giveBack(_ spent: inout [[Element]]) -> Bool {

@@ -25,8 +25,8 @@ package enum ASCII {
         var hasUppercaseLetter = false
     }
 
-    /// Reads 8 bytes at a time in one register: a device token is read this way twice per push (validation,
-    /// then the recording's choice of encoding), and a byte at a time that was 3% of a request in profiles.
+    /// Reads 8 bytes at a time in one register: a device token's digits are read this way on every push, and a
+    /// byte at a time showed in profiles.
     /// (`SIMD16<UInt8>` was worse: its reductions ran unspecialised.)
     static func hexDigits(_ bytes: UnsafeBufferPointer<UInt8>) -> HexDigits {
         var result = HexDigits()
@@ -72,14 +72,14 @@ package enum ASCII {
     }
 
     /// A `StaticString` and `memcmp`: with a `String` suffix and `elementsEqual`, checking a topic against
-    /// every push type's suffix was 2% of a request in profiles.
+    /// every push type's suffix, on every request, showed in profiles.
     static func hasSuffix(_ text: String, _ suffix: StaticString) -> Bool {
         withUTF8(of: text) { hasSuffix($0, suffix) }
     }
 
     /// Calls `body` with `text`'s UTF-8 bytes, read where they are. `String.withUTF8` is `mutating`, and the copy
     /// it needs (`var copy = text`) retained and released a string on the heap: a topic longer than 15 bytes, as
-    /// most are, cost four atomic reference counts per check. Native strings (all of them here) have contiguous
+    /// most are, paid atomic reference counts on every check. Native strings (all of them here) have contiguous
     /// bytes; another string is copied.
     @inline(__always)
     static func withUTF8<Result>(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
@@ -88,8 +88,8 @@ package enum ASCII {
         return copy.withUTF8(body)
     }
 
-    /// The same bytes, compared with `memcmp`: `elementsEqual` goes a byte at a time through iterators, which
-    /// for a 184-byte provider token compared on every request was 4% of a token-authenticated request.
+    /// The same bytes, compared with `memcmp`: `elementsEqual` goes a byte at a time through iterators, too slow
+    /// for a provider token (some 200 bytes) compared on every request.
     static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
         guard a.count == b.count else { return false }
         guard let left = a.baseAddress, let right = b.baseAddress else { return true }
@@ -98,8 +98,8 @@ package enum ASCII {
 
     /// Whether `count` bytes at `a` and at `b` are the same: `memcmp`, except for up to 16 bytes, which are
     /// compared here as two (possibly overlapping) 8-byte words or byte by byte. Header names, a request's method
-    /// and the short parts of a recording's shape are that short, and a call to `memcmp` for each (fifteen per
-    /// push) was 2% of a push's samples.
+    /// and the short parts of a recording's shape are that short, and a call to `memcmp` for each, many times per
+    /// push, costs more than the comparison itself.
     @inline(__always)
     package static func sameBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, count: Int) -> Bool {
         switch count {
@@ -119,8 +119,8 @@ package enum ASCII {
         }
     }
 
-    /// Two byte arrays, compared with `memcmp` (`==` on `[UInt8]` goes a byte at a time: comparing a 200-byte
-    /// payload with the connection's last one was 2% of a request).
+    /// Two byte arrays, compared with `memcmp` (`==` on `[UInt8]` goes a byte at a time, and a payload is compared
+    /// with the connection's last one on every request).
     static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         a.withUnsafeBufferPointer { left in b.withUnsafeBufferPointer { right in equal(left, right) } }
     }

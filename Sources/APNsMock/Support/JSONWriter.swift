@@ -67,7 +67,7 @@ public struct JSONWriter: Sendable {
     /// A member's name that is not a literal (dictionary keys).
     ///
     /// Disfavoured: a literal is a `String` by default, so without it every `key("name")` escaped its name through
-    /// `string(_:)` (a tenth of the record file's encoding).
+    /// `string(_:)`, for every member of every line of the record file.
     @_disfavoredOverload
     public mutating func key(_ name: String) {
         string(name)

@@ -6,16 +6,16 @@
 //   two places, copied one out and destroyed the other: every string and object in it retained and released once
 //   more (the outlined "init with copy" and "destroy" of `APNsHeaders`, `RecordingOutcome` and `ProviderDecision` in
 //   the decision). Spelled `Optional<T>`, the property has no implicit value and the init initializes it: one
-//   build, moved out. bench/counts went from 178 to 114 reference-count calls per push. Request-path structs with
-//   an explicit `init` spell such properties `Optional<T>`; a synthesized memberwise init does not need it.
+//   build, moved out. Request-path structs with an explicit `init` spell such properties `Optional<T>`; a
+//   synthesized memberwise init does not need it.
 
 extension Optional {
     /// Whether this holds a value, read from its case alone.
     ///
     /// `value != nil` on an optional of an `Equatable` type resolves to `Optional`'s own `!=` (the literal taken as a
     /// `nil` of the same type), which copies both sides into a tuple to compare them: an outlined copy and destroy
-    /// of the payload, with its reference counts, on every test. Tests of an answer's, an authentication record's
-    /// and a broadcast record's presence cost about 2% of a push that way. For optionals of `Equatable` types that
+    /// of the payload, with its reference counts, on every test; the decision tests an answer's, an authentication
+    /// record's and a broadcast record's presence on every request. For optionals of `Equatable` types that
     /// hold references (strings, arrays, objects), on the request path, test the case with this or ``isNone``.
     @inlinable
     package var isSome: Bool {

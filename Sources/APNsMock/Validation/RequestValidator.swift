@@ -82,8 +82,8 @@ public struct RequestValidator: Sendable {
             pushType = known
         }
 
-        // The topic is read where it is: `headers.topic ?? defaultTopic` made a value of its own, two atomic
-        // reference counts per push for a topic longer than 15 bytes.
+        // The topic is read where it is: `headers.topic ?? defaultTopic` made a value of its own, retained and
+        // released on every push when the topic is longer than 15 bytes (so on the heap).
         let voipTopic: Bool
         if let topic = headers.topic {
             if let fault = topicFault(topic, pushType: pushType, allowedTopics: allowedTopics) { return fault }

@@ -5,7 +5,7 @@ import Glibc
 /// Keeps the recorder's memory returnable to the system once it is cleared.
 ///
 /// glibc keeps freed chunks for reuse, so without `malloc_trim` a cleared mock that held a million recordings
-/// kept its peak RSS (measured: 720 MB of 757 MB still resident); a long-running staging mock should shrink.
+/// kept nearly all of its peak RSS; a long-running staging mock should shrink.
 /// `malloc_trim` and `mallopt` are glibc's, in `<malloc.h>`, which Swift's Glibc module does not import: they
 /// are looked up at run time, and skipped on a C library without them (musl).
 public enum MemoryRelease {
@@ -23,18 +23,16 @@ public enum MemoryRelease {
     /// - **Two arenas per core and one more** (`M_ARENA_MAX`): enough for each default event loop and each of
     ///   Swift's concurrency threads to get one of its own. Threads that share an arena take turns at its lock:
     ///   with one arena for everything (this function's choice until it was measured with two event loops), two
-    ///   loops at `-c 4 -m 100` made 35,000 `futex` calls per 400,000 requests, all of them the arena lock in
-    ///   `malloc`; with an arena each, 3,500. One arena had been chosen because other arenas grow a page at a time
-    ///   with an `mprotect` each, when recordings copied every request's bytes a system call every 8 requests;
-    ///   recordings now share repeated bytes and the recorder's index is reserved up front (8 `mprotect` per
-    ///   400,000 requests). glibc fixes the limit at the first allocation by a second thread, so it is set here,
-    ///   first thing; `MALLOC_ARENA_MAX` in the environment, when set, wins.
+    ///   loops under load made nearly all of their `futex` calls at the arena lock in `malloc`. One arena had been
+    ///   chosen because other arenas grow a page at a time with an `mprotect` each, which was frequent when
+    ///   recordings copied every request's bytes; recordings now share repeated bytes and the recorder's index is
+    ///   reserved up front, so the arenas rarely grow. glibc fixes the limit at the first allocation by a second
+    ///   thread, so it is set here, first thing; `MALLOC_ARENA_MAX` in the environment, when set, wins.
     /// - **A fixed mmap threshold** (128 KiB, its default). glibc raises the threshold each time a large mmapped
     ///   block is freed, so as the recorder's index grew (doubling, freeing the old copy) its later copies came
-    ///   from the heap, between recordings; after a clear that heap could not be trimmed (measured with
-    ///   1,000,000 recordings: 8.2 MB of heap left against 3.1 MB idle, RSS 1.14x idle; with the threshold
-    ///   fixed, 3.8 MB and 1.03x). Setting it explicitly turns the adjustment off, so large buffers always get
-    ///   their own mapping, which `free` returns at once.
+    ///   from the heap, between recordings, and after a clear that heap could not be trimmed: RSS stayed above
+    ///   idle. Setting it explicitly turns the adjustment off, so large buffers always get their own mapping,
+    ///   which `free` returns at once.
     public static func configureAllocator() {
         #if canImport(Glibc)
         typealias Mallopt = @convention(c) (Int32, Int32) -> Int32

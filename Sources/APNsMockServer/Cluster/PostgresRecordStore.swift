@@ -43,8 +43,8 @@ final class PostgresRecordStore: RecordBatchWriter {
     nonisolated(unsafe) private var inFlight: BlockingWork<Void>?
 
     /// Encodes the batch, waits for the previous batch's transaction, then starts this one's and returns without
-    /// waiting for it: PostgreSQL takes one batch while the next is encoded (measured: its backend sat idle a fifth
-    /// of the time while the writer encoded). Returns the previous batch's error, if any; `close` the last one's.
+    /// waiting for it: PostgreSQL takes one batch while the next is encoded (one after the other, its backend sat
+    /// idle while the writer encoded). Returns the previous batch's error, if any; `close` the last one's.
     func write(_ batch: [[RecordedNotification]]) -> String? {
         let total = batch.recordingCount
         guard total > 0 else { return nil }
@@ -81,8 +81,8 @@ final class PostgresRecordStore: RecordBatchWriter {
 
     /// Starts the retention DELETE (the oldest rows past `--max-recorded` go) unless the previous one is still
     /// running: one DELETE covers every batch committed before it, so a skipped turn is caught up by the next.
-    /// Run in the batch's transaction it held the advisory lock, and the next batch, through its whole cost (a
-    /// third of the store's: 113k pushes/s while the table filled, 62–66k once each batch deleted as many rows).
+    /// Run in the batch's transaction it held the advisory lock, and the next batch, through its whole cost, which
+    /// is large once the table is full and each batch deletes as many rows as it inserts.
     private func trimIfIdle() {
         if let trimming {
             guard trimming.isFinished else { return }

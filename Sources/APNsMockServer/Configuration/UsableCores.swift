@@ -8,8 +8,8 @@ import NIOCore
 /// A loop on every usable core, as nginx's `worker_processes auto`: a mock alone in its container would leave a
 /// core idle with fewer. One fewer (a core left to a client on the same machine) was the default for a day: on
 /// 2 cores beside `h2load` it made plain pushes slightly cheaper, but with `--record-file` the writer thread kept
-/// preempting the one loop while the other core sat partly idle, and the file's throughput fell from 93–95% of
-/// plain to 68–72%; see the README's benchmark.
+/// preempting the one loop while the other core sat partly idle, and the file's throughput fell well below
+/// plain's (docs/benchmark-history.md, "Threads and cores").
 ///
 /// SwiftNIO's `System.coreCount` reads the cgroup's quota and cpuset (what `docker --cpus` and `--cpuset-cpus`
 /// set) but not the process's affinity mask, so under `taskset -c 0` it still says 2 on a 2-core machine and

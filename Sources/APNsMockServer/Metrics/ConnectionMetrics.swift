@@ -5,8 +5,8 @@ import Prometheus
 ///
 /// The counter handles are looked up in the registry once per connection, not per request. Counts are kept
 /// here while a batch is carried out and added with one atomic increment per counter when it ends
-/// (`flush`): per request, two increments, their lookups and a clock reading were about 4% of a request's
-/// CPU in profiles. A scrape can therefore miss the requests of a batch still being answered.
+/// (`flush`): per request, two increments, their lookups and a clock reading showed in profiles. A scrape can
+/// therefore miss the requests of a batch still being answered.
 struct ConnectionMetrics {
     private let metrics: ProviderMetrics
     private var requestCounters: [ResponseKey: Counter] = [:]
@@ -18,7 +18,7 @@ struct ConnectionMetrics {
     /// hands on the same array, which `==` recognises by its buffer). The keys are kept apart from the counters
     /// so that a request touches no counter object: they are shared by every event loop, and retaining one per
     /// request moved its reference count's cache line between the loops' cores. A lookup and an increment per
-    /// warning per answer were 2.5% of a broadcast's CPU.
+    /// warning per answer showed in broadcasts' profiles.
     private var answers = Run<ResponseKey>()
     private var pushTypes = Run<String>()
     private var kinds = Run<BroadcastRecord.Kind>()

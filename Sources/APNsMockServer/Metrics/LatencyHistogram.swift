@@ -3,8 +3,8 @@ import Synchronization
 /// `apns_mock_request_duration_seconds`: a Prometheus histogram that a read batch adds all its requests to at once.
 ///
 /// swift-prometheus' `Histogram` records one value per call under its lock, so every event loop took that one lock
-/// once per request: with two loops at `-c 4 -m 100` it was the last contended lock in the process (about 5,000
-/// `futex` calls per 400,000 requests). Here a batch of N requests with one duration is one acquisition.
+/// once per request: with two loops under load it was the last contended lock in the process. Here a batch of N
+/// requests with one duration is one acquisition.
 final class LatencyHistogram: Sendable {
     /// Upper bounds of the buckets, and how the text format writes them.
     static let buckets: [(bound: Duration, label: String)] = [

@@ -10,8 +10,8 @@ extension HTTP2ServerSession {
     ///
     /// libnghttp2 allocates about five blocks per request (its stream, buffers for header fields, the answer's
     /// queued frame and its copy of the answer's headers) and frees them in bursts, once a batch of answers has
-    /// been written. glibc's per-thread cache keeps only 7 blocks of a size, so most of them went through its bins:
-    /// about 4% of a push's CPU at `--threads 1`, in `malloc`, `_int_malloc` and `_int_free`. Here a freed block
+    /// been written. glibc's per-thread cache keeps only 7 blocks of a size, so most of them went through its bins
+    /// (`_int_malloc`, `_int_free`), a cost paid on every push. Here a freed block
     /// of up to `largestPooledBlock` bytes goes onto a free list of its size class, as long as the lists hold less
     /// than `limit` bytes; anything else goes back to `malloc`.
     ///

@@ -52,7 +52,7 @@ public struct HTTP2RequestLimits: Sendable, Equatable {
 ///
 /// Each names its stream's state rather than carrying copies of the request and the outcome: a request and an
 /// outcome together are over 300 bytes, and moving them into the event list, reversing it and taking them out
-/// again was 3–5% of a request's CPU in profiles (`memmove`). The session reuses a stream's state only once no
+/// again showed in profiles (`memmove`). The session reuses a stream's state only once no
 /// event holds it.
 enum HTTP2SessionEvent {
     /// A request is complete (or its body passed the hard bound): it needs an answer.
@@ -117,11 +117,10 @@ final class HTTP2ServerSession {
         func restoreOutcome(_ taken: consuming RecordingOutcome) { outcome = consume taken }
 
         /// Calls `body` with the request as received so far (all of it once the request has ended), in place: not
-        /// copied, since a copy retained and released both buffers (eight atomic reference counts per push), nor
-        /// moved out and back, which copied its 217 bytes eight times (memmove was 1.7% of a push's samples).
-        /// `inout` because it is what reaches the stored value without a copy: a `borrowing` parameter or a `_read`
-        /// accessor on this class's property still copied it (four atomic counts each, bench/counts). `body` only
-        /// reads it.
+        /// copied, since a copy retained and released both buffers, nor moved out and back, which copied the whole
+        /// request several times per push. `inout` because it is what reaches the stored value without a copy: a
+        /// `borrowing` parameter or a `_read` accessor on this class's property still copied it, retains included
+        /// (bench/counts shows them). `body` only reads it.
         func withRequest<Result>(_ body: (inout APNsRequest) -> Result) -> Result {
             body(&received)
         }
@@ -203,8 +202,7 @@ final class HTTP2ServerSession {
         nghttp2_option_set_no_recv_client_magic(option, 0)
         // Closed streams are kept (libnghttp2's default), so that a frame on a stream that has closed gets the
         // connection error RFC 9113 §5.1 asks for (GOAWAY STREAM_CLOSED) instead of silence, as h2spec checks.
-        // Dropping them (no_closed_streams) measured within noise of keeping them (7.78 against 7.85 µs of CPU
-        // per push, alternating binaries): conformance wins.
+        // Dropping them (no_closed_streams) saved nothing measurable: conformance wins.
         nghttp2_option_set_no_closed_streams(option, 0)
         // Every libnghttp2 limit that can end a connection is set here on purpose (HTTP2SessionLimits); when one
         // fires, libnghttp2 sends a GOAWAY of its own, which the handler logs.
@@ -695,8 +693,8 @@ final class HTTP2ServerSession {
 
     private static let jsonContentType: StaticString = "application/json"
 
-    /// Nearly every answer is a 200: written as a literal, not formatted from the integer each time (about 0.6% of a
-    /// push in profiles).
+    /// Nearly every answer is a 200: written as a literal, not formatted from the integer each time (which showed
+    /// in profiles).
     private static func statusText(_ status: Int) -> String { status == 200 ? "200" : String(status) }
 
     // Literal names and values live as long as the program, so libnghttp2 need not copy them (NO_COPY_*).

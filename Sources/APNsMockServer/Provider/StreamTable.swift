@@ -1,7 +1,7 @@
 /// The open streams of one connection, by stream ID: an open-addressing hash table with linear probing.
 ///
 /// A `Dictionary` hashes every key with SipHash; looking streams up, adding and removing them (a few times per
-/// request) was about 2% of a request's CPU in profiles. Client stream IDs are increasing odd numbers, so a
+/// request) showed in profiles. Client stream IDs are increasing odd numbers, so a
 /// multiplicative hash spreads them evenly at a fraction of the cost. The table holds at most as many streams
 /// as the connection allows at once (SETTINGS_MAX_CONCURRENT_STREAMS), which bounds every probe sequence even
 /// for IDs chosen to collide.

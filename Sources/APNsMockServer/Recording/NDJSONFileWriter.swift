@@ -15,7 +15,7 @@ final class NDJSONFileWriter: RecordBatchWriter {
     private var json = JSONWriter(reservingCapacity: NDJSONFileWriter.chunkSize + 64 << 10)
     /// Bytes encoded before they are written. Small enough that the buffer stays in the CPU's cache between
     /// encoding and the kernel's copy, and never grows with the backlog: a whole batch in one buffer (tens of MB
-    /// under load) made every line cost a page fault and a cold copy, 40% of the writer's time.
+    /// under load) made every line cost a page fault and a cold copy, the writer's largest cost.
     static let chunkSize = 128 << 10
     private var shapes = RecordShapeJSONCache()
     /// Bytes written so far, and how many of them were synced and dropped from the page cache.
@@ -50,8 +50,8 @@ final class NDJSONFileWriter: RecordBatchWriter {
     /// or `flush`.
     ///
     /// Each write ends on a multiple of `chunkSize` in the file: the kernel's work for whole, aligned pages is less
-    /// than for writes that start and end mid-page (a C program writing 545 MB so: 240–300 ms of CPU mid-page,
-    /// 190–260 aligned, 170 aligned with the space reserved).
+    /// than for writes that start and end mid-page (measured with a C program writing the way this does; the
+    /// figures are in docs/benchmark-history.md).
     func write(_ batch: [[RecordedNotification]]) -> String? {
         // Read in place: copying each recording out retained its shared storage, whose count the event loops change
         // on other cores as they record (the writer's largest symbol in a profile).
@@ -88,8 +88,8 @@ final class NDJSONFileWriter: RecordBatchWriter {
 
     /// Syncs what was written and drops it from the page cache. Without this a long run under load left gigabytes
     /// of the file in the page cache: memory a container's limit counts, and, once the kernel's dirty threshold
-    /// was reached, writes that cost twice as much (measured: 218k → 147k pushes/s over six rounds of 400,000 as
-    /// the file grew past 2 GB; steady with this). Page cache that is reused stays warm in the CPU's caches too.
+    /// was reached, writes that cost more, so throughput fell as the file grew (steady with this). Page cache that
+    /// is reused stays warm in the CPU's caches too.
     private func releasePageCache() {
         fdatasync(descriptor)
         #if canImport(Glibc)
@@ -109,8 +109,8 @@ final class NDJSONFileWriter: RecordBatchWriter {
     }
 
     /// Reserves the file's blocks ahead of the writes, 32 MiB at a time, keeping its size (Linux `fallocate`):
-    /// ext4's delayed allocation otherwise reserves each 4 KiB block as a write first reaches it, a fifth of the
-    /// kernel's cost of writing (measured: 183 → 150 ms of CPU per 545 MB). `close` gives back what was not used.
+    /// ext4's delayed allocation otherwise reserves each 4 KiB block as a write first reaches it, a large part of
+    /// the kernel's cost of writing. `close` gives back what was not used.
     private func reserveSpace(through end: Int) {
         guard reservesSpace, end > reservedUpTo else { return }
         if apns_mock_reserve_file_space(descriptor, Int64(reservedUpTo), Int64(Self.reservationStep)) == 0 {
