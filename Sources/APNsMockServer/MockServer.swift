@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import APNsMock
 import Hummingbird
 import Logging
@@ -105,11 +110,34 @@ public final class MockServer: Sendable {
                 throw StartupError.scenario(error.description)
             }
         }
+        // Everything below is undone in reverse order if a later step fails: one place, not one per step.
+        var started = StartedParts()
+        do {
+            return try await start(
+                configuration: configuration, sslContext: sslContext, authentication: authentication,
+                scenario: scenario, started: &started, logger: logger
+            )
+        } catch {
+            await started.stopAll()
+            throw error
+        }
+    }
+
+    private static func start(
+        configuration: ServerConfiguration,
+        sslContext: NIOSSLContext,
+        authentication: AuthenticationPolicy,
+        scenario: ActiveScenario,
+        started: inout StartedParts,
+        logger: Logger
+    ) async throws -> MockServer {
         let backPressure = RecordingBackPressure()
         var sinks: [any RecordingSink] = []
         if let path = configuration.recordFile {
             do {
-                sinks.append(WriterThreadSink(name: "file", writer: try NDJSONFileWriter(path: path), backPressure: backPressure))
+                let sink = WriterThreadSink(name: "file", writer: try NDJSONFileWriter(path: path), backPressure: backPressure)
+                sinks.append(sink)
+                started.started { _ = await sink.finish(timeout: Self.sinkFlushBound) }
             } catch {
                 throw StartupError.recordFile(error.description)
             }
@@ -119,7 +147,9 @@ public final class MockServer: Sendable {
             do {
                 let database = try SQLiteRecordStore(path: path, capacity: configuration.maxRecorded)
                 restored = try database.load()
-                sinks.append(WriterThreadSink(name: "sqlite", writer: database, backPressure: backPressure))
+                let sink = WriterThreadSink(name: "sqlite", writer: database, backPressure: backPressure)
+                sinks.append(sink)
+                started.started { _ = await sink.finish(timeout: Self.sinkFlushBound) }
             } catch {
                 throw StartupError.store("\(error)")
             }
@@ -127,16 +157,18 @@ public final class MockServer: Sendable {
         var cluster: PostgresCluster?
         var fromCluster: [RecordedNotification] = []
         if case .postgres(let address) = configuration.store {
-            do {
+            do throws(any Error) {
                 let connected = try await PostgresCluster.connect(
                     address: address, replica: configuration.replicaName, capacity: configuration.maxRecorded, logger: logger
                 )
                 cluster = connected
-                sinks.append(try await connected.makeRecordSink(backPressure: backPressure))
+                started.started { await connected.stop() }
+                let sink = try await connected.makeRecordSink(backPressure: backPressure)
+                sinks.append(sink)
+                // Its last batches are written on the cluster's connections: stopped before the cluster is.
+                started.started { _ = await sink.finish(timeout: Self.sinkFlushBound) }
                 fromCluster = try await connected.loadRecordings()
             } catch {
-                for sink in sinks { _ = await sink.finish(timeout: Self.sinkFlushBound) }
-                await cluster?.stop()
                 throw StartupError.store("\(error)")
             }
         }
@@ -156,8 +188,6 @@ public final class MockServer: Sendable {
             do {
                 try await cluster.attach(.init(store: recorder.store, scenario: scenario, channels: channels), publishScenario: configuration.scenarioFile != nil)
             } catch {
-                _ = await recorder.finishSinks(timeout: Self.sinkFlushBound)
-                await cluster.stop()
                 throw StartupError.store("--store \(path(of: configuration.store)): \(PostgresConnector.describe(error))")
             }
             logger.info(
@@ -177,46 +207,39 @@ public final class MockServer: Sendable {
             lint: configuration.lint
         )
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads)
+        started.started { try? await group.shutdownGracefully() }
         // Both listeners take the same TLS, HTTP/2 engine, authentication and recorder; channel management is
         // served on a port of its own, as APNs serves it on hosts and ports of its own.
-        func bind(port: Int, service: ConnectionInfo.Service) async throws -> ProviderListener {
-            try await ProviderListener.bind(
-                host: configuration.host,
-                port: port,
-                group: group,
-                sslContext: sslContext,
-                processor: processor,
-                recorder: recorder,
-                settings: configuration.http2,
-                limits: configuration.requestLimits,
-                sessionLimits: configuration.sessionLimits,
-                connectionLimits: configuration.connectionLimits,
-                tracker: tracker,
-                metrics: metrics,
-                acceptAnyClientCertificate: configuration.acceptAnyClientCertificate,
-                service: service,
-                logger: logger
-            )
+        func bind(port: Int, service: ConnectionInfo.Service, what: String, flag: ConfigurationKey) async throws -> ProviderListener {
+            do {
+                let listener = try await ProviderListener.bind(
+                    host: configuration.host,
+                    port: port,
+                    group: group,
+                    sslContext: sslContext,
+                    processor: processor,
+                    recorder: recorder,
+                    settings: configuration.http2,
+                    limits: configuration.requestLimits,
+                    sessionLimits: configuration.sessionLimits,
+                    connectionLimits: configuration.connectionLimits,
+                    tracker: tracker,
+                    metrics: metrics,
+                    acceptAnyClientCertificate: configuration.acceptAnyClientCertificate,
+                    service: service,
+                    logger: logger
+                )
+                return listener
+            } catch {
+                throw StartupError.bind(what: what, flag: flag.flag, host: configuration.host, port: port, underlying: StartupError.reason(error))
+            }
         }
-        let provider: ProviderListener
-        do {
-            provider = try await bind(port: configuration.port, service: .provider)
-        } catch {
-            try? await group.shutdownGracefully()
-            _ = await recorder.finishSinks(timeout: Self.sinkFlushBound)
-            await cluster?.stop()
-            throw StartupError.bind(what: "provider", host: configuration.host, port: configuration.port, underlying: "\(error)")
-        }
-        let channelManagement: ProviderListener
-        do {
-            channelManagement = try await bind(port: configuration.channelsPort, service: .channelManagement)
-        } catch {
-            await provider.close()
-            try? await group.shutdownGracefully()
-            _ = await recorder.finishSinks(timeout: Self.sinkFlushBound)
-            await cluster?.stop()
-            throw StartupError.bind(what: "channel-management", host: configuration.host, port: configuration.channelsPort, underlying: "\(error)")
-        }
+        let provider = try await bind(port: configuration.port, service: .provider, what: "provider", flag: .port)
+        started.started { await provider.close() }
+        let channelManagement = try await bind(
+            port: configuration.channelsPort, service: .channelManagement, what: "channel-management", flag: .channelsPort
+        )
+        started.started { await channelManagement.close() }
 
         let admin = AdminContext(
             recorder: recorder,
@@ -230,18 +253,8 @@ public final class MockServer: Sendable {
             adminToken: configuration.adminToken,
             cluster: cluster
         )
-        let (adminPort, adminTask, adminServices): (Int, Task<Void, any Error>, ServiceGroup)
         let router = AdminRoutes.makeRouter(admin)
-        do {
-            (adminPort, adminTask, adminServices) = try await startAdmin(configuration: configuration, router: router.router, logger: logger)
-        } catch {
-            await provider.close()
-            await channelManagement.close()
-            try? await group.shutdownGracefully()
-            _ = await recorder.finishSinks(timeout: Self.sinkFlushBound)
-            await cluster?.stop()
-            throw error
-        }
+        let (adminPort, adminTask, adminServices) = try await startAdmin(configuration: configuration, router: router.router, logger: logger)
         let server = MockServer(
             configuration: configuration,
             recorder: recorder,
@@ -320,13 +333,14 @@ public final class MockServer: Sendable {
             } catch {
                 throw StartupError.bind(
                     what: "admin",
+                    flag: ConfigurationKey.adminPort.flag,
                     host: configuration.adminHost,
                     port: configuration.adminPort,
-                    underlying: "\(error)"
+                    underlying: StartupError.reason(error)
                 )
             }
             throw StartupError.bind(
-                what: "admin", host: configuration.adminHost, port: configuration.adminPort,
+                what: "admin", flag: ConfigurationKey.adminPort.flag, host: configuration.adminHost, port: configuration.adminPort,
                 underlying: "the admin server stopped before listening"
             )
         }
@@ -396,10 +410,17 @@ public final class MockServer: Sendable {
 /// Why the server could not start.
 public enum StartupError: Error, CustomStringConvertible {
     case certificates(certificate: String, key: String, underlying: String)
-    case bind(what: String, host: String, port: Int, underlying: String)
+    /// A port could not be listened on; `flag` is the setting that names it.
+    case bind(what: String, flag: String, host: String, port: Int, underlying: String)
     case recordFile(String)
     case store(String)
     case scenario(String)
+
+    /// A socket error as the system words it ("Address already in use"), anything else as it describes itself.
+    static func reason(_ error: any Error) -> String {
+        if let error = error as? IOError { return String(cString: strerror(error.errnoCode)) }
+        return "\(error)"
+    }
 
     public var description: String {
         switch self {
@@ -407,8 +428,8 @@ public enum StartupError: Error, CustomStringConvertible {
             return "cannot load the server certificate '\(certificate)' and key '\(key)': \(underlying). "
                 + "Run from the project folder (the default is Certs/), set --certs-dir, "
                 + "or make a new set with 'apns-mock certs generate --out DIR'."
-        case .bind(let what, let host, let port, let underlying):
-            return "cannot listen for the \(what) port on \(host):\(port): \(underlying)"
+        case .bind(let what, let flag, let host, let port, let underlying):
+            return "cannot listen for the \(what) port on \(host):\(port) (\(flag)): \(underlying)"
         case .recordFile(let message), .store(let message):
             return message
         case .scenario(let problems):

@@ -1,3 +1,4 @@
+import Foundation
 import APNsMock
 import APNsMockServer
 import Logging
@@ -85,6 +86,24 @@ struct ConfigurationTests {
         let configuration = try resolve()
         #expect(configuration.adminHost == "127.0.0.1")
         #expect(configuration.adminPort == 8080)
+    }
+
+    /// `--port 0` puts every port no source names on a free one, so two such instances never collide; a port that
+    /// is named, by a flag, a variable or the file, stays as named.
+    @Test func portZeroMakesTheUnnamedPortsZero() throws {
+        let bare = try resolve(flags: [.port: "0"])
+        #expect((bare.port, bare.adminPort, bare.channelsPort) == (0, 0, 0))
+        let byVariable = try resolve(environment: ["APNS_MOCK_PORT": "0", "APNS_MOCK_ADMIN_PORT": "9090"])
+        #expect((byVariable.adminPort, byVariable.channelsPort) == (9090, 0))
+        let byFlag = try resolve(flags: [.port: "0", .channelsPort: "2295"])
+        #expect((byFlag.adminPort, byFlag.channelsPort) == (0, 2295))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-ports-\(UUID().uuidString).yaml")
+        try "port: 0\nadmin-port: 8181\n".write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let byFile = try resolve(flags: [.config: file.path])
+        #expect((byFile.port, byFile.adminPort, byFile.channelsPort) == (0, 8181, 0))
+        let fixed = try resolve(flags: [.port: "2297"])
+        #expect((fixed.adminPort, fixed.channelsPort) == (8080, 2195))
     }
 
     @Test func readsCertificatesFromCertsByDefault() throws {

@@ -6,7 +6,9 @@ import Yams
 /// (`port: 2197`, `auth: token`, `provider-key: [key-id=…,team-id=…,file=…]`).
 /// Errors name the file, the line and the key.
 enum ConfigurationFile {
-    static func apply(path: String, to configuration: inout ServerConfiguration) throws(ConfigurationError) {
+    /// Returns the settings the file names.
+    @discardableResult
+    static func apply(path: String, to configuration: inout ServerConfiguration) throws(ConfigurationError) -> Set<ConfigurationKey> {
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
@@ -22,7 +24,8 @@ enum ConfigurationFile {
         } catch {
             throw ConfigurationError(source: path, message: "not valid YAML: \(error)")
         }
-        guard let root else { return }
+        guard let root else { return [] }
+        var named: Set<ConfigurationKey> = []
         if let problem = YAMLLimits.expansionProblem(root) { throw ConfigurationError(source: path, message: problem) }
         guard case .mapping(let mapping) = root else {
             throw ConfigurationError(source: "\(path):\(line(of: root))", message: "the file must be a mapping of setting: value")
@@ -47,7 +50,9 @@ enum ConfigurationFile {
                 throw ConfigurationError(source: source, message: "expected a single value")
             }
             try key.apply(value, to: &configuration, source: source)
+            named.insert(key)
         }
+        return named
     }
 
     private static func line(of node: Node) -> Int {

@@ -86,7 +86,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
     public var help: String {
         switch self {
         case .host: return "Provider (TLS, HTTP/2) listen address. Default 127.0.0.1."
-        case .port: return "Provider port; 0 picks a free port. Default 2197."
+        case .port: return "Provider port; 0 picks a free port, and makes every port not set otherwise 0 too. Default 2197."
         case .adminHost: return "Admin API listen address. Default 127.0.0.1."
         case .adminPort: return "Admin API port (plain HTTP/1.1); 0 picks a free port. Default 8080."
         case .channelsPort: return "Broadcast channel-management port (TLS, HTTP/2, on --host); 0 picks a free port. Default 2195."
@@ -294,25 +294,32 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
 
 extension ServerConfiguration {
     /// Builds a configuration: built-in defaults, then the `--config` file, then `APNS_MOCK_*` variables, then
-    /// flags (flags win).
+    /// flags (flags win). A provider port of 0 makes every other port that no source names 0 as well, so that
+    /// `--port 0` starts an instance that never collides with another on the same host.
     public static func resolve(
         flags: [ConfigurationKey: String],
         environment: [String: String]
     ) throws(ConfigurationError) -> ServerConfiguration {
         var configuration = ServerConfiguration()
+        var named = Set(flags.keys)
         if let file = flags[.config] ?? environment[ConfigurationKey.config.environmentVariable] {
-            try ConfigurationFile.apply(path: file, to: &configuration)
+            named.formUnion(try ConfigurationFile.apply(path: file, to: &configuration))
         }
         // A flag replaces its variable entirely: a bad variable does not matter when a flag overrides it.
         for key in ConfigurationKey.allCases where flags[key] == nil {
             if let value = environment[key.environmentVariable] {
                 try key.apply(value, to: &configuration, source: key.environmentVariable)
+                named.insert(key)
             }
         }
         for key in ConfigurationKey.allCases {
             if let value = flags[key] {
                 try key.apply(value, to: &configuration, source: key.flag)
             }
+        }
+        if configuration.port == 0 {
+            if !named.contains(.adminPort) { configuration.adminPort = 0 }
+            if !named.contains(.channelsPort) { configuration.channelsPort = 0 }
         }
         try configuration.check()
         return configuration

@@ -97,7 +97,12 @@ final class ProviderListener: Sendable {
         }
     }
 
+    /// Closes the port. The quiescing helper goes with it, while the loops still run: a listener closed by a failed
+    /// start is released only after the loops have stopped, and the helper's deinit would then ask a stopped loop
+    /// to run work (SwiftNIO's "Cannot schedule tasks on an EventLoop that has already shut down").
     func close() async {
         try? await channel.close()
+        let helper = quiescing.withLock { helper in defer { helper = nil }; return helper }
+        withExtendedLifetime(helper) {}
     }
 }
