@@ -19,4 +19,19 @@ struct ReadmeTests {
         #expect(firstBlock.contains("scripts/run"))
         #expect(firstBlock.contains("scripts/test"))
     }
+
+    /// A README for users, not a reference: the reference is in docs/.
+    @Test func staysShort() {
+        let lines = Self.readme.components(separatedBy: "\n").count
+        #expect(lines <= 400, "README.md has \(lines) lines; move reference material to docs/")
+    }
+
+    /// The Swift example is the example package's test, word for word, so it compiles and passes in the suite.
+    @Test func theSwiftExampleIsTheExampleTest() throws {
+        let file = try String(
+            contentsOf: TestPaths.repositoryRoot.appendingPathComponent("Tests/ExampleProviderTests/NotificationSenderTests.swift"),
+            encoding: .utf8
+        )
+        #expect(Self.readme.contains("```swift\n" + file + "```\n"), "README's Swift example differs from Tests/ExampleProviderTests/NotificationSenderTests.swift")
+    }
 }

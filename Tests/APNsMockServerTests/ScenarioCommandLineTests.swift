@@ -53,7 +53,7 @@ struct ScenarioCommandLineTests {
             "\(path):8:23: rules[0].match.pushType: unknown push type 'alrt'; did you mean 'alert'?",
             "\(path):9:13: rules[0].status: status 400 does not go with reason Unregistered, which APNs answers with 410",
             "\(path):12:21: rules[1].match.device: no device named 'carol'; expected one of: alice",
-            "\(path):13:13: rules[1].reason: unknown reason 'NoSuchReason'; expected an APNs reason such as BadDeviceToken, Unregistered or TooManyRequests (the table is in the README, section Scenarios)",
+            "\(path):13:13: rules[1].reason: unknown reason 'NoSuchReason'; expected an APNs reason such as BadDeviceToken, Unregistered or TooManyRequests (the table is in docs/scenarios.md, section Reasons)",
             "\(path):15:25: rules[2].match.tokenRegex: is not a valid regular expression: expected ']'",
             "\(path):16:12: rules[2].delay: '10' has no unit; write 10ms or 10s",
         ]

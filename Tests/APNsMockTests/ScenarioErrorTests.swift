@@ -332,7 +332,7 @@ struct ScenarioErrorTests {
                 "Scenarios/many.yaml:10:25: rules[1].match.tokenRegex: is not a valid regular expression: expected ']'",
                 "Scenarios/many.yaml:10:39: rules[1].match.after: 'soon' is not a duration; write e.g. 200ms, 10s, 1m30s, 2h or 2d",
                 "Scenarios/many.yaml:11:13: rules[1].reason: unknown reason 'NoSuchReason'; expected an APNs reason such as BadDeviceToken, "
-                    + "Unregistered or TooManyRequests (the table is in the README, section Scenarios)",
+                    + "Unregistered or TooManyRequests (the table is in docs/scenarios.md, section Reasons)",
                 "Scenarios/many.yaml:12:12: rules[1].delay: '10' has no unit; write 10ms or 10s",
                 "Scenarios/many.yaml:13:11: rules[2].name: rule name 'one' is already used at line 5",
                 "Scenarios/many.yaml:14:15: rules[2].sequence: needs at least one step",

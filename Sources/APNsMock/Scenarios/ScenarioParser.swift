@@ -278,7 +278,7 @@ struct ScenarioParser {
                     node,
                     path,
                     "unknown reason '\(text)'; expected an APNs reason such as BadDeviceToken, Unregistered or "
-                        + "TooManyRequests (the table is in the README, section Scenarios)"
+                        + "TooManyRequests (the table is in docs/scenarios.md, section Reasons)"
                 )
             }
         }
