@@ -15,8 +15,6 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "apns-mock", targets: ["apns-mock"]),
-        .library(name: "APNsMock", targets: ["APNsMock"]),
-        .library(name: "APNsMockServer", targets: ["APNsMockServer"]),
         .library(name: "APNsMockTesting", targets: ["APNsMockTesting"]),
         .library(name: "APNsMockAdminClient", targets: ["APNsMockAdminClient"]),
     ],
@@ -40,6 +38,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         // Tests only: starting curl, h2load, openssl and apns-mock itself (see Tests/ChildProcesses).
         .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
+        // `swift package generate-documentation` for the library products' DocC catalogs.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
     ],
     targets: [
@@ -94,6 +94,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The stores beyond memory: SQLite (GRDB) and a PostgreSQL cluster (PostgresNIO). Only the executable (and
+        // the tests) link them, so the testing module builds without the database drivers.
+        .target(
+            name: "APNsMockStores",
+            dependencies: [
+                "APNsMock",
+                "APNsMockServer",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -128,6 +141,7 @@ let package = Package(
             dependencies: [
                 "APNsMock",
                 "APNsMockServer",
+                "APNsMockStores",
                 "APNsMockCertificates",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -204,6 +218,7 @@ let package = Package(
                 "APNsMock",
                 "ChildProcesses",
                 "APNsMockServer",
+                "APNsMockStores",
                 "APNsMockCertificates",
                 "APNsMockAdminClient",
                 .product(name: "Yams", package: "Yams"),

@@ -23,6 +23,7 @@ public struct APNsMockAdminClient: APNsMockAdministration {
     ///   - baseURL: `http://host:port` of the admin API (`--admin-port`, 8080 by default).
     ///   - adminToken: the mock's `--admin-token`, when it has one.
     ///   - httpClient: the client to send with (AsyncHTTPClient's shared one unless given).
+    ///   - requestTimeout: how long one request may take beyond what it waits for on purpose (a `wait`'s timeout).
     public init(baseURL: String, adminToken: String? = nil, httpClient: HTTPClient = .shared, requestTimeout: Duration = .seconds(30)) {
         var trimmed = baseURL
         while trimmed.hasSuffix("/") { trimmed.removeLast() }

@@ -4,7 +4,9 @@
 public struct NotificationWaitTimeout: Error, Sendable, CustomStringConvertible {
     /// How many were awaited.
     public var expected: Int
+    /// What the recordings had to match.
     public var filter: NotificationFilter
+    /// How long the wait lasted.
     public var timeout: Duration
     /// The recordings that did match.
     public var matched: [MockRecording]
@@ -13,6 +15,7 @@ public struct NotificationWaitTimeout: Error, Sendable, CustomStringConvertible 
     /// How many recordings the mock holds in all.
     public var totalReceived: Int
 
+    /// A timeout with what was awaited and what arrived.
     public init(expected: Int, filter: NotificationFilter, timeout: Duration, matched: [MockRecording], recent: [MockRecording], totalReceived: Int) {
         self.expected = expected
         self.filter = filter
@@ -48,8 +51,10 @@ public struct ScenarioRejected: Error, Sendable, CustomStringConvertible {
         public var column: Int?
         /// The field (`rules[0].match.token`), when known.
         public var field: String?
+        /// What is wrong there.
         public var message: String
 
+        /// A problem at a place in the scenario's text.
         public init(source: String, line: Int?, column: Int?, field: String?, message: String) {
             self.source = source
             self.line = line
@@ -67,8 +72,10 @@ public struct ScenarioRejected: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Every problem the mock found, in the order of the text.
     public var problems: [Problem]
 
+    /// A refusal with these problems.
     public init(problems: [Problem]) {
         self.problems = problems
     }
@@ -89,6 +96,7 @@ public struct AdminRequestFailed: Error, Sendable, CustomStringConvertible {
     /// The query parameter or body field the error is about, when the answer names one.
     public var parameter: String?
 
+    /// A failed admin request: the request, the status it got and why.
     public init(request: String, status: Int, message: String, parameter: String? = nil) {
         self.request = request
         self.status = status

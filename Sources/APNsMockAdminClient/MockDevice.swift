@@ -15,6 +15,8 @@ public struct MockDevice: Sendable, Hashable, Codable {
     /// When the app was uninstalled, in milliseconds since the epoch; `nil` while it is installed.
     public var unregisteredAt: Int64?
 
+    /// A device for `register(_:)`: its token and topic, the environment it belongs to, an optional name, and
+    /// when its app was removed (pushes then get `410 Unregistered` with that time).
     public init(token: String, topic: String, environment: String = "development", name: String? = nil, unregisteredAt: Date? = nil) {
         self.token = token
         self.topic = topic

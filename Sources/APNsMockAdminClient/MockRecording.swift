@@ -133,11 +133,17 @@ public struct MockRecording: Sendable, Hashable, Decodable, CustomStringConverti
 
 /// A JSON value (a recorded payload, a scenario), `Sendable` and comparable.
 public enum MockJSON: Sendable, Hashable, Decodable, CustomStringConvertible {
+    /// JSON `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number.
     case number(Double)
+    /// A string.
     case string(String)
+    /// An array.
     case array([MockJSON])
+    /// An object.
     case object([String: MockJSON])
 
     public init(from decoder: any Decoder) throws {

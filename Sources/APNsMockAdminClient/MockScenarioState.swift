@@ -4,6 +4,7 @@ public struct MockScenarioState: Sendable, Hashable, Decodable {
     public struct Rule: Sendable, Hashable, Decodable {
         /// Its place in the file, from 0.
         public var index: Int
+        /// The rule's name (`rules[0]` when the file gives none).
         public var name: String
         /// Requests it decided since the scenario was loaded or reset.
         public var hits: Int
@@ -15,6 +16,7 @@ public struct MockScenarioState: Sendable, Hashable, Decodable {
     public var scenario: MockJSON
     /// Requests decided since the scenario was loaded or reset.
     public var requests: Int
+    /// Every rule of the scenario, in order, with its hit count.
     public var rules: [Rule]
     /// The devices it registered, with their current state.
     public var devices: [MockDevice]

@@ -52,7 +52,10 @@ public struct MockStatistics: Sendable, Hashable, Decodable {
     public var byWarning: [String: Int]
     /// Requests that were never answered.
     public var abandoned: Int
+    /// The in-memory store: how many recordings it holds, can hold and has evicted.
     public var recorder: Recorder
+    /// The provider connections open now and accepted since the start.
     public var connections: Connections
+    /// Every sink (the memory store, the record file, a database, the live feed) with its queue and counts.
     public var sinks: [Sink]
 }

@@ -40,6 +40,7 @@ public struct NotificationFilter: Sendable, Hashable, CustomStringConvertible {
     /// `true`: only requests that were never answered; `false`: only answered ones.
     public var abandoned: Bool?
 
+    /// A filter on any of these fields; the ones left `nil` match everything.
     public init(
         deviceToken: String? = nil,
         topic: String? = nil,

@@ -2,44 +2,44 @@ import Foundation
 import SwiftASN1
 
 /// Object identifiers Apple puts into APNs client certificates (fact sheet §5).
-public enum APNsCertificateOID {
+package enum APNsCertificateOID {
     /// Present (value ASN.1 `NULL`) when the certificate may connect to the development (sandbox) service.
-    public static let development: ASN1ObjectIdentifier = [1, 2, 840, 113_635, 100, 6, 3, 1]
+    package static let development: ASN1ObjectIdentifier = [1, 2, 840, 113_635, 100, 6, 3, 1]
     /// Present (value ASN.1 `NULL`) when the certificate may connect to the production service.
-    public static let production: ASN1ObjectIdentifier = [1, 2, 840, 113_635, 100, 6, 3, 2]
+    package static let production: ASN1ObjectIdentifier = [1, 2, 840, 113_635, 100, 6, 3, 2]
     /// VoIP topics of Apple's older "VoIP Services" certificates.
-    public static let voipTopics: ASN1ObjectIdentifier = [1, 2, 840, 113_635, 100, 6, 3, 4]
+    package static let voipTopics: ASN1ObjectIdentifier = [1, 2, 840, 113_635, 100, 6, 3, 4]
     /// The topic list of "Apple Push Services" certificates:
     /// `SEQUENCE { UTF8String topic, SEQUENCE { UTF8String label }, ... }`.
-    public static let topics: ASN1ObjectIdentifier = [1, 2, 840, 113_635, 100, 6, 3, 6]
+    package static let topics: ASN1ObjectIdentifier = [1, 2, 840, 113_635, 100, 6, 3, 6]
     /// The `UID` (userId, RFC 4519) subject attribute, which holds the bundle ID.
-    public static let userID: ASN1ObjectIdentifier = [0, 9, 2342, 19_200_300, 100, 1, 1]
+    package static let userID: ASN1ObjectIdentifier = [0, 9, 2342, 19_200_300, 100, 1, 1]
 }
 
 /// The APNs service a client certificate may connect to.
 ///
 /// The raw values equal those of `APNsEnvironment` in the `APNsMock` module and the strings in
 /// ``ClientCertificateIdentity/environments``, so converting is `init(rawValue:)`.
-public enum APNsCertificateEnvironment: String, Sendable, Hashable, CaseIterable, Comparable {
+package enum APNsCertificateEnvironment: String, Sendable, Hashable, CaseIterable, Comparable {
     case development
     case production
 
     /// The extension that marks a certificate as valid for this environment.
-    public var extensionOID: ASN1ObjectIdentifier {
+    package var extensionOID: ASN1ObjectIdentifier {
         switch self {
         case .development: APNsCertificateOID.development
         case .production: APNsCertificateOID.production
         }
     }
 
-    public static func < (lhs: APNsCertificateEnvironment, rhs: APNsCertificateEnvironment) -> Bool {
+    package static func < (lhs: APNsCertificateEnvironment, rhs: APNsCertificateEnvironment) -> Bool {
         lhs.rawValue < rhs.rawValue
     }
 
     /// Parses a command-line spelling: `development` (also `dev`, `sandbox`), `production` (also `prod`),
     /// `both` (also `universal`, `all`), or a comma-separated list of those. Case-insensitive.
     /// Returns `nil` for anything else or an empty list.
-    public static func parseList(_ text: String) -> Set<APNsCertificateEnvironment>? {
+    package static func parseList(_ text: String) -> Set<APNsCertificateEnvironment>? {
         var result: Set<APNsCertificateEnvironment> = []
         for part in text.split(separator: ",") {
             switch part.trimmingCharacters(in: .whitespaces).lowercased() {

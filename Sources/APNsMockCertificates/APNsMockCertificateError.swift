@@ -2,7 +2,7 @@
 ///
 /// Underlying library errors are kept as text so the error stays `Equatable` and `Sendable`
 /// and its description can be printed verbatim at start-up.
-public enum APNsMockCertificateError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum APNsMockCertificateError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Key generation, extension encoding or signing failed inside swift-crypto / swift-certificates.
     case certificateCreationFailed(reason: String)
     /// A certificate or key could not be encoded as PEM.
@@ -36,7 +36,7 @@ public enum APNsMockCertificateError: Error, Sendable, Equatable, CustomStringCo
     /// A PKCS#12 (`.p12`) file could not be built.
     case pkcs12EncodingFailed(reason: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .certificateCreationFailed(let reason):
             "Could not create certificate: \(reason)"

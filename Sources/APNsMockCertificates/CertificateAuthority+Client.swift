@@ -9,7 +9,7 @@ extension CertificateAuthority {
     ///
     /// The validity window starts an hour before `now` (``CertificateValidity/clockSkewAllowance``)
     /// and lasts `profile.validityDays` (825 by default).
-    public func issueClientCertificate(
+    package func issueClientCertificate(
         _ profile: ClientCertificateProfile,
         now: Date = Date()
     ) throws(APNsMockCertificateError) -> CertifiedKey {
@@ -38,7 +38,7 @@ extension CertificateAuthority {
     /// - Parameter name: The file stem; by default `client-<bundle ID>-<development|production|universal>`.
     /// - Returns: The written paths, in the order above.
     @discardableResult
-    public func writeClientCertificate(
+    package func writeClientCertificate(
         _ profile: ClientCertificateProfile,
         to directory: String,
         name: String? = nil,
@@ -54,7 +54,7 @@ extension CertificateAuthority {
     /// what `apns-mock certs client --topic … --environment … --out DIR` needs. See
     /// ``writeClientCertificate(_:to:name:pkcs12Password:now:)`` for the files.
     @discardableResult
-    public func writeClientCertificate(
+    package func writeClientCertificate(
         topics: [String],
         environment: Set<APNsCertificateEnvironment>,
         to directory: String,
@@ -79,7 +79,7 @@ extension CertifiedKey {
     ///
     /// - Returns: The written paths, in that order.
     @discardableResult
-    public func write(
+    package func write(
         to directory: String,
         name: String,
         pkcs12Password: String

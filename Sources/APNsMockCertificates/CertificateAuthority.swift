@@ -7,22 +7,22 @@ import X509
 ///
 /// apns-mock generates one per installation (see ``DevelopmentCertificateSet``) and can reload it
 /// from `ca.pem` / `ca-key.pem` so that a CA the user already trusts keeps signing new certificates.
-public struct CertificateAuthority: Sendable {
+package struct CertificateAuthority: Sendable {
     /// The subject common name used by ``generate(commonName:now:)`` when none is given.
-    public static let defaultCommonName = "apns-mock Development CA"
+    package static let defaultCommonName = "apns-mock Development CA"
     /// Long enough that a CA installed into a keychain or simulator never needs replacing.
-    public static let defaultValidityYears = 20
+    package static let defaultValidityYears = 20
 
     /// The CA certificate and its key.
-    public let identity: CertifiedKey
+    package let identity: CertifiedKey
 
-    public var certificate: Certificate { identity.certificate }
-    public var privateKey: Certificate.PrivateKey { identity.privateKey }
-    public var certificatePEM: String { identity.certificatePEM }
-    public var privateKeyPEM: String { identity.privateKeyPEM }
+    package var certificate: Certificate { identity.certificate }
+    package var privateKey: Certificate.PrivateKey { identity.privateKey }
+    package var certificatePEM: String { identity.certificatePEM }
+    package var privateKeyPEM: String { identity.privateKeyPEM }
 
     /// Wraps an existing CA certificate and key, rejecting certificates that are not CAs.
-    public init(identity: CertifiedKey) throws(APNsMockCertificateError) {
+    package init(identity: CertifiedKey) throws(APNsMockCertificateError) {
         guard case .isCertificateAuthority = try? identity.certificate.extensions.basicConstraints else {
             throw .notACertificateAuthority(subject: identity.certificate.subject.description)
         }
@@ -30,12 +30,12 @@ public struct CertificateAuthority: Sendable {
     }
 
     /// Loads a CA from PEM text, e.g. the contents of `ca.pem` and `ca-key.pem`.
-    public init(certificatePEM: String, privateKeyPEM: String) throws(APNsMockCertificateError) {
+    package init(certificatePEM: String, privateKeyPEM: String) throws(APNsMockCertificateError) {
         try self.init(identity: CertifiedKey(certificatePEM: certificatePEM, privateKeyPEM: privateKeyPEM))
     }
 
     /// Loads a CA from PEM files, e.g. `ca.pem` and `ca-key.pem`.
-    public init(certificateFile: String, privateKeyFile: String) throws(APNsMockCertificateError) {
+    package init(certificateFile: String, privateKeyFile: String) throws(APNsMockCertificateError) {
         try self.init(identity: CertifiedKey(certificateFile: certificateFile, privateKeyFile: privateKeyFile))
     }
 
@@ -44,7 +44,7 @@ public struct CertificateAuthority: Sendable {
     /// The certificate carries `basicConstraints CA:TRUE` (critical, no path-length limit so
     /// intermediates remain possible), `keyUsage keyCertSign, cRLSign` (critical) and a
     /// `subjectKeyIdentifier` that issued certificates reference.
-    public static func generate(
+    package static func generate(
         commonName: String = defaultCommonName,
         now: Date = Date()
     ) throws(APNsMockCertificateError) -> CertificateAuthority {
@@ -77,7 +77,7 @@ public struct CertificateAuthority: Sendable {
     /// `basicConstraints CA:FALSE` (critical), `subjectKeyIdentifier` and `authorityKeyIdentifier`.
     /// `extensions` carries the profile-specific ones (key usage, extended key usage, subject
     /// alternative names, Apple's APNs extensions, ...) and must not repeat the three above.
-    public func issue(
+    package func issue(
         subject: DistinguishedName,
         publicKey: Certificate.PublicKey,
         validity: CertificateValidity,
@@ -107,7 +107,7 @@ public struct CertificateAuthority: Sendable {
     }
 
     /// Generates a P-256 key and a TLS server certificate for it, described by `profile`.
-    public func issueServerCertificate(
+    package func issueServerCertificate(
         _ profile: ServerCertificateProfile = .apnsMock,
         now: Date = Date()
     ) throws(APNsMockCertificateError) -> CertifiedKey {

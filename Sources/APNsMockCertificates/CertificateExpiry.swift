@@ -1,17 +1,17 @@
 import Foundation
 
 /// Expiry checks for PEM certificates, used to warn at start-up before a certificate lapses.
-public enum CertificateExpiry {
+package enum CertificateExpiry {
     /// How close to expiry a certificate must be for ``isExpiring(pemCertificate:within:now:)`` to say so.
-    public static let defaultWarningWindow: TimeInterval = 30 * 86_400
+    package static let defaultWarningWindow: TimeInterval = 30 * 86_400
 
     /// The `notAfter` date of the first certificate in `pemCertificate` (the leaf, for a chain file).
-    public static func notValidAfter(pemCertificate: String) throws(APNsMockCertificateError) -> Date {
+    package static func notValidAfter(pemCertificate: String) throws(APNsMockCertificateError) -> Date {
         try PEMCertificates.first(in: pemCertificate).notValidAfter
     }
 
     /// Whether the first certificate in `pemCertificate` expires before `now + window` (or already has).
-    public static func isExpiring(
+    package static func isExpiring(
         pemCertificate: String,
         within window: TimeInterval = defaultWarningWindow,
         now: Date = Date()

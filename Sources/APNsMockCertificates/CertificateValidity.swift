@@ -1,16 +1,16 @@
 import Foundation
 
 /// The `notBefore` / `notAfter` window of a certificate.
-public struct CertificateValidity: Sendable, Hashable {
+package struct CertificateValidity: Sendable, Hashable {
     /// How far `notValidBefore` is moved into the past, so that a peer whose clock lags slightly
     /// (a container, a simulator, a CI runner) does not see a brand-new certificate as "not yet valid".
-    public static let clockSkewAllowance: TimeInterval = 60 * 60
+    package static let clockSkewAllowance: TimeInterval = 60 * 60
 
-    public var notValidBefore: Date
-    public var notValidAfter: Date
+    package var notValidBefore: Date
+    package var notValidAfter: Date
 
     /// A window with explicit bounds.
-    public init(notValidBefore: Date, notValidAfter: Date) {
+    package init(notValidBefore: Date, notValidAfter: Date) {
         self.notValidBefore = notValidBefore
         self.notValidAfter = notValidAfter
     }
@@ -19,13 +19,13 @@ public struct CertificateValidity: Sendable, Hashable {
     ///
     /// The length is measured from the back-dated start so the total never exceeds `days`;
     /// Apple platforms reject TLS server certificates whose window is longer than 825 days.
-    public static func days(_ days: Int, from now: Date) -> CertificateValidity {
+    package static func days(_ days: Int, from now: Date) -> CertificateValidity {
         let start = backdatedStart(now)
         return CertificateValidity(notValidBefore: start, notValidAfter: start + TimeInterval(days) * 86_400)
     }
 
     /// A window of `years` calendar years (UTC, Gregorian) that starts ``clockSkewAllowance`` before `now`.
-    public static func years(_ years: Int, from now: Date) -> CertificateValidity {
+    package static func years(_ years: Int, from now: Date) -> CertificateValidity {
         let start = backdatedStart(now)
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = .gmt

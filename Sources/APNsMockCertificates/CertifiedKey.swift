@@ -4,16 +4,16 @@ import X509
 /// A certificate together with its private key, and both in PEM form.
 ///
 /// The PEM text is produced once, at construction, so that reading it later cannot fail.
-public struct CertifiedKey: Sendable {
-    public let certificate: Certificate
-    public let privateKey: Certificate.PrivateKey
+package struct CertifiedKey: Sendable {
+    package let certificate: Certificate
+    package let privateKey: Certificate.PrivateKey
     /// The certificate as a PEM `CERTIFICATE` block.
-    public let certificatePEM: String
+    package let certificatePEM: String
     /// The private key as a PEM block: PKCS#8 (`PRIVATE KEY`) for EC, RSA and Ed25519 keys.
-    public let privateKeyPEM: String
+    package let privateKeyPEM: String
 
     /// Pairs a certificate with its key, checking that they belong together.
-    public init(certificate: Certificate, privateKey: Certificate.PrivateKey) throws(APNsMockCertificateError) {
+    package init(certificate: Certificate, privateKey: Certificate.PrivateKey) throws(APNsMockCertificateError) {
         guard privateKey.publicKey == certificate.publicKey else {
             throw .privateKeyDoesNotMatchCertificate(subject: certificate.subject.description)
         }
@@ -26,7 +26,7 @@ public struct CertifiedKey: Sendable {
     }
 
     /// Parses a PEM certificate and PEM private key (PKCS#8, SEC1 `EC PRIVATE KEY` or PKCS#1 RSA).
-    public init(certificatePEM: String, privateKeyPEM: String) throws(APNsMockCertificateError) {
+    package init(certificatePEM: String, privateKeyPEM: String) throws(APNsMockCertificateError) {
         let certificate = try PEMCertificates.first(in: certificatePEM)
         let privateKey = try APNsMockCertificateError.converting(APNsMockCertificateError.invalidPrivateKeyPEM) {
             try Certificate.PrivateKey(pemEncoded: privateKeyPEM)
@@ -35,7 +35,7 @@ public struct CertifiedKey: Sendable {
     }
 
     /// Reads and parses a PEM certificate file and a PEM private-key file.
-    public init(certificateFile: String, privateKeyFile: String) throws(APNsMockCertificateError) {
+    package init(certificateFile: String, privateKeyFile: String) throws(APNsMockCertificateError) {
         try self.init(
             certificatePEM: PEMFiles.read(certificateFile),
             privateKeyPEM: PEMFiles.read(privateKeyFile)

@@ -10,36 +10,36 @@ import X509
 /// - a topics extension that does not parse is skipped rather than failing the certificate;
 /// - DER bytes swift-certificates rejects (duplicate extensions, exotic key algorithms) are read with a
 ///   minimal fallback parser that needs only the subject and the extensions.
-public struct ClientCertificateIdentity: Sendable, Equatable {
+package struct ClientCertificateIdentity: Sendable, Equatable {
     /// The string in ``environments`` for the development (sandbox) service.
-    public static let development = APNsCertificateEnvironment.development.rawValue
+    package static let development = APNsCertificateEnvironment.development.rawValue
     /// The string in ``environments`` for the production service.
-    public static let production = APNsCertificateEnvironment.production.rawValue
+    package static let production = APNsCertificateEnvironment.production.rawValue
 
     /// The subject as an RFC 4514 string, most specific attribute last in the encoding and therefore
     /// first here: `C=US,O=apns-mock,OU=TEAM000001,CN=Apple Push Services: com.example.app,UID=com.example.app`.
     /// Attribute types without an RFC 4514 short name are written as dotted OIDs with a `#`-hex DER value.
-    public var subject: String
+    package var subject: String
     /// The subject `CN`, e.g. `Apple Push Services: com.example.app`.
-    public var commonName: String?
+    package var commonName: String?
     /// The subject `UID` (the bundle ID).
-    public var uid: String?
+    package var uid: String?
     /// The subject `OU` (Apple's team ID).
-    public var teamID: String?
+    package var teamID: String?
     /// The topics the certificate may push to: the `UID` first, then the topics of the
     /// `1.2.840.113635.100.6.3.6` extension, then those of the VoIP `.3.4` extension; without
     /// duplicates, in that order.
     ///
     /// Without a `UID`, the bundle ID is taken from a common name of the form `…Push Services: <bundle>`.
     /// A `.3.4` extension with no topic strings in it (older VoIP certificates) contributes `<bundle>.voip`.
-    public var topics: [String]
+    package var topics: [String]
     /// `"development"` and/or `"production"`, from the `.3.1` and `.3.2` extensions (their values are
     /// not inspected). A certificate with neither extension is read from its common name
     /// (`Apple Development IOS Push Services: …` → development, `Apple Production IOS Push Services: …`
     /// → production) and is otherwise treated as valid for **both**, as a universal certificate would be.
-    public var environments: Set<String>
+    package var environments: Set<String>
 
-    public init(
+    package init(
         subject: String,
         commonName: String?,
         uid: String?,
@@ -56,12 +56,12 @@ public struct ClientCertificateIdentity: Sendable, Equatable {
     }
 
     /// Reads the identity of a parsed certificate. Never fails: missing parts are `nil` or empty.
-    public init(certificate: Certificate) {
+    package init(certificate: Certificate) {
         self.init(subject: certificate.subject, extensions: certificate.extensions.map { ($0.oid, $0.value) })
     }
 
     /// Reads the identity of a DER certificate, e.g. the peer certificate NIOSSL hands over.
-    public init(derBytes: [UInt8]) throws(APNsMockCertificateError) {
+    package init(derBytes: [UInt8]) throws(APNsMockCertificateError) {
         if let certificate = try? Certificate(derEncoded: derBytes) {
             self.init(certificate: certificate)
             return
@@ -71,18 +71,18 @@ public struct ClientCertificateIdentity: Sendable, Equatable {
     }
 
     /// Reads the identity of the first certificate in PEM text.
-    public init(pem: String) throws(APNsMockCertificateError) {
+    package init(pem: String) throws(APNsMockCertificateError) {
         self.init(certificate: try PEMCertificates.first(in: pem))
     }
 
     /// Whether ``environments`` contains `environment`.
-    public func allows(_ environment: APNsCertificateEnvironment) -> Bool {
+    package func allows(_ environment: APNsCertificateEnvironment) -> Bool {
         environments.contains(environment.rawValue)
     }
 
     /// The topic APNs uses when a request has no `apns-topic`: the only topic of a single-topic
     /// certificate; `nil` for a multi-topic certificate (APNs answers `MissingTopic`).
-    public var defaultTopic: String? {
+    package var defaultTopic: String? {
         topics.count == 1 ? topics[0] : nil
     }
 

@@ -14,9 +14,9 @@ import X509
 /// - the topics extension `1.2.840.113635.100.6.3.6`, non-critical:
 ///   `SEQUENCE { UTF8String topic, SEQUENCE { UTF8String label }, ... }` with the bundle ID first,
 ///   labelled by ``topicLabel(for:bundleID:)``.
-public struct ClientCertificateProfile: Sendable, Hashable {
+package struct ClientCertificateProfile: Sendable, Hashable {
     /// The key pair generated for the certificate.
-    public enum KeyAlgorithm: String, Sendable, Hashable, CaseIterable {
+    package enum KeyAlgorithm: String, Sendable, Hashable, CaseIterable {
         /// ECDSA P-256: fast to generate, accepted by every current TLS stack. The default.
         case p256
         /// RSA 2048, like the keys Keychain Access creates for Apple's certificate requests.
@@ -24,29 +24,29 @@ public struct ClientCertificateProfile: Sendable, Hashable {
     }
 
     /// Apple's limit for TLS certificates; Apple's own push certificates last one year.
-    public static let maximumValidityDays = 825
+    package static let maximumValidityDays = 825
     /// A made-up 10-character team ID for the subject's `OU`.
-    public static let defaultTeamID = "TEAM000001"
+    package static let defaultTeamID = "TEAM000001"
     /// The subject's `O` when none is given.
-    public static let defaultOrganization = "apns-mock"
+    package static let defaultOrganization = "apns-mock"
     /// The prefix of the subject common name of Apple's universal push certificates.
-    public static let commonNamePrefix = "Apple Push Services: "
+    package static let commonNamePrefix = "Apple Push Services: "
 
     /// The app's bundle ID: the subject `UID` and the first topic.
-    public var bundleID: String
+    package var bundleID: String
     /// Further topics for the `.3.6` extension, e.g. `<bundle>.voip`, `<bundle>.complication`.
-    public var additionalTopics: [String]
+    package var additionalTopics: [String]
     /// The environments the certificate is valid for; must not be empty.
-    public var environments: Set<APNsCertificateEnvironment>
+    package var environments: Set<APNsCertificateEnvironment>
     /// The subject's `OU`.
-    public var teamID: String
+    package var teamID: String
     /// The subject's `O` (Apple puts the developer's name here).
-    public var organization: String
+    package var organization: String
     /// Lifetime in days, at most ``maximumValidityDays``.
-    public var validityDays: Int
-    public var keyAlgorithm: KeyAlgorithm
+    package var validityDays: Int
+    package var keyAlgorithm: KeyAlgorithm
 
-    public init(
+    package init(
         bundleID: String,
         additionalTopics: [String] = [],
         environments: Set<APNsCertificateEnvironment> = Set(APNsCertificateEnvironment.allCases),
@@ -66,7 +66,7 @@ public struct ClientCertificateProfile: Sendable, Hashable {
 
     /// A profile for a list of topics; the first one is the bundle ID.
     /// An empty list gives an empty bundle ID, which issuing rejects.
-    public init(
+    package init(
         topics: [String],
         environments: Set<APNsCertificateEnvironment> = Set(APNsCertificateEnvironment.allCases),
         teamID: String = defaultTeamID,
@@ -87,7 +87,7 @@ public struct ClientCertificateProfile: Sendable, Hashable {
 
     /// The bundle plus its `.voip` and `.complication` topics, as a certificate with
     /// VoIP and WatchKit services enabled has.
-    public static func standard(
+    package static func standard(
         bundleID: String,
         environments: Set<APNsCertificateEnvironment> = Set(APNsCertificateEnvironment.allCases)
     ) -> ClientCertificateProfile {
@@ -99,10 +99,10 @@ public struct ClientCertificateProfile: Sendable, Hashable {
     }
 
     /// `Apple Push Services: <bundle>`.
-    public var commonName: String { Self.commonNamePrefix + bundleID }
+    package var commonName: String { Self.commonNamePrefix + bundleID }
 
     /// The bundle ID followed by the additional topics, without duplicates or empty strings.
-    public var topics: [String] {
+    package var topics: [String] {
         var seen: Set<String> = []
         return ([bundleID] + additionalTopics).filter { !$0.isEmpty && seen.insert($0).inserted }
     }
@@ -110,7 +110,7 @@ public struct ClientCertificateProfile: Sendable, Hashable {
     /// The label Apple pairs with a topic in the `.3.6` extension, from the topic's suffix after the
     /// bundle ID: none → `app`, `.voip` → `voip`, `.complication` → `complication`, `.voip-ptt` → `voip-ptt`,
     /// `.pushkit.fileprovider` → `fileprovider`. Any other topic is labelled `app`.
-    public static func topicLabel(for topic: String, bundleID: String) -> String {
+    package static func topicLabel(for topic: String, bundleID: String) -> String {
         guard topic.hasPrefix(bundleID + ".") else { return "app" }
         switch topic.dropFirst(bundleID.count + 1) {
         case "voip": return "voip"

@@ -3,22 +3,22 @@ import Foundation
 /// The certificates apns-mock needs to serve TLS: a development CA and a server certificate it signed.
 ///
 /// Clients trust `ca.pem`; the server presents `server.pem` / `server-key.pem`.
-public struct DevelopmentCertificateSet: Sendable {
+package struct DevelopmentCertificateSet: Sendable {
     /// File names used by ``write(to:)``.
-    public enum FileName {
-        public static let caCertificate = "ca.pem"
-        public static let caPrivateKey = "ca-key.pem"
-        public static let serverCertificate = "server.pem"
-        public static let serverPrivateKey = "server-key.pem"
+    package enum FileName {
+        package static let caCertificate = "ca.pem"
+        package static let caPrivateKey = "ca-key.pem"
+        package static let serverCertificate = "server.pem"
+        package static let serverPrivateKey = "server-key.pem"
     }
 
     /// The CA that signed ``server``.
-    public let authority: CertificateAuthority
+    package let authority: CertificateAuthority
     /// The TLS server certificate and its key.
-    public let server: CertifiedKey
+    package let server: CertifiedKey
 
     /// Pairs an authority with a server certificate; no check is made that one signed the other.
-    public init(authority: CertificateAuthority, server: CertifiedKey) {
+    package init(authority: CertificateAuthority, server: CertifiedKey) {
         self.authority = authority
         self.server = server
     }
@@ -27,12 +27,12 @@ public struct DevelopmentCertificateSet: Sendable {
     /// certificate signed by it (P-256, CN "apns-mock", 825 days, ``ServerCertificateProfile/apnsMock`` names).
     ///
     /// Both validity windows start an hour before `now` (``CertificateValidity/clockSkewAllowance``).
-    public static func generate(now: Date = Date()) throws(APNsMockCertificateError) -> DevelopmentCertificateSet {
+    package static func generate(now: Date = Date()) throws(APNsMockCertificateError) -> DevelopmentCertificateSet {
         try generate(authority: CertificateAuthority.generate(now: now), now: now)
     }
 
     /// Issues a new server certificate from an existing CA, so a CA already trusted by clients can be kept.
-    public static func generate(
+    package static func generate(
         authority: CertificateAuthority,
         serverProfile: ServerCertificateProfile = .apnsMock,
         now: Date = Date()
@@ -44,20 +44,20 @@ public struct DevelopmentCertificateSet: Sendable {
     }
 
     /// The CA certificate (PEM `CERTIFICATE`).
-    public var caCertificatePEM: String { authority.certificatePEM }
+    package var caCertificatePEM: String { authority.certificatePEM }
     /// The CA private key (PKCS#8 PEM `PRIVATE KEY`).
-    public var caPrivateKeyPEM: String { authority.privateKeyPEM }
+    package var caPrivateKeyPEM: String { authority.privateKeyPEM }
     /// The server certificate (PEM `CERTIFICATE`).
-    public var serverCertificatePEM: String { server.certificatePEM }
+    package var serverCertificatePEM: String { server.certificatePEM }
     /// The server private key (PKCS#8 PEM `PRIVATE KEY`).
-    public var serverPrivateKeyPEM: String { server.privateKeyPEM }
+    package var serverPrivateKeyPEM: String { server.privateKeyPEM }
 
     /// Writes `ca.pem`, `ca-key.pem`, `server.pem` and `server-key.pem` into `directory`, creating it
     /// if needed and replacing existing files. All files get mode 0644 (see ``PEMFiles``).
     ///
     /// - Returns: The written paths, in the order above.
     @discardableResult
-    public func write(to directory: String) throws(APNsMockCertificateError) -> [String] {
+    package func write(to directory: String) throws(APNsMockCertificateError) -> [String] {
         try PEMFiles.createDirectory(directory)
         let files = [
             (FileName.caCertificate, caCertificatePEM),

@@ -14,53 +14,53 @@ import Foundation
 /// `com.example.app.voip` and `com.example.app.complication`, team ID `TEAM000001`.
 /// The `.p12` files are protected by the password **`apns-mock`** (``pkcs12Password``).
 /// All files are mode 0644: these are throw-away development credentials.
-public struct DevelopmentCredentials: Sendable {
+package struct DevelopmentCredentials: Sendable {
     /// File names used by ``write(to:pkcs12Password:)``.
-    public enum FileName {
-        public static let caCertificate = DevelopmentCertificateSet.FileName.caCertificate
-        public static let caPrivateKey = DevelopmentCertificateSet.FileName.caPrivateKey
-        public static let serverCertificate = DevelopmentCertificateSet.FileName.serverCertificate
-        public static let serverPrivateKey = DevelopmentCertificateSet.FileName.serverPrivateKey
+    package enum FileName {
+        package static let caCertificate = DevelopmentCertificateSet.FileName.caCertificate
+        package static let caPrivateKey = DevelopmentCertificateSet.FileName.caPrivateKey
+        package static let serverCertificate = DevelopmentCertificateSet.FileName.serverCertificate
+        package static let serverPrivateKey = DevelopmentCertificateSet.FileName.serverPrivateKey
 
         /// `client-development` / `client-production`.
-        public static func clientStem(_ environment: APNsCertificateEnvironment) -> String {
+        package static func clientStem(_ environment: APNsCertificateEnvironment) -> String {
             "client-\(environment.rawValue)"
         }
         /// `client-<environment>.pem`.
-        public static func clientCertificate(_ environment: APNsCertificateEnvironment) -> String {
+        package static func clientCertificate(_ environment: APNsCertificateEnvironment) -> String {
             clientStem(environment) + ".pem"
         }
         /// `client-<environment>-key.pem`.
-        public static func clientPrivateKey(_ environment: APNsCertificateEnvironment) -> String {
+        package static func clientPrivateKey(_ environment: APNsCertificateEnvironment) -> String {
             clientStem(environment) + "-key.pem"
         }
         /// `client-<environment>.p12`.
-        public static func clientPKCS12(_ environment: APNsCertificateEnvironment) -> String {
+        package static func clientPKCS12(_ environment: APNsCertificateEnvironment) -> String {
             clientStem(environment) + ".p12"
         }
         /// `AuthKey_<KEYID>.p8`.
-        public static func signingKey(keyID: String) -> String {
+        package static func signingKey(keyID: String) -> String {
             SigningKeyFile.fileName(keyID: keyID)
         }
     }
 
     /// The bundle ID of the default client certificates.
-    public static let defaultBundleID = "com.example.app"
+    package static let defaultBundleID = "com.example.app"
     /// The password of every `.p12` apns-mock writes unless told otherwise.
-    public static let pkcs12Password = "apns-mock"
+    package static let pkcs12Password = "apns-mock"
     /// The key ID of the default signing key (also ``SigningKeyFile/defaultKeyID``).
-    public static let defaultSigningKeyID = SigningKeyFile.defaultKeyID
+    package static let defaultSigningKeyID = SigningKeyFile.defaultKeyID
 
     /// The CA and the server certificate.
-    public let certificates: DevelopmentCertificateSet
+    package let certificates: DevelopmentCertificateSet
     /// Client certificate with only the development environment extension (`.3.1`).
-    public let developmentClient: CertifiedKey
+    package let developmentClient: CertifiedKey
     /// Client certificate with only the production environment extension (`.3.2`).
-    public let productionClient: CertifiedKey
+    package let productionClient: CertifiedKey
     /// The provider-token signing key.
-    public let signingKey: SigningKeyFile
+    package let signingKey: SigningKeyFile
 
-    public init(
+    package init(
         certificates: DevelopmentCertificateSet,
         developmentClient: CertifiedKey,
         productionClient: CertifiedKey,
@@ -73,7 +73,7 @@ public struct DevelopmentCredentials: Sendable {
     }
 
     /// Generates a new CA, server certificate, both client certificates and a signing key.
-    public static func generate(
+    package static func generate(
         bundleID: String = defaultBundleID,
         signingKeyID: String = defaultSigningKeyID,
         now: Date = Date()
@@ -89,7 +89,7 @@ public struct DevelopmentCredentials: Sendable {
     /// Issues client certificates from `certificates.authority`; reuses `signingKey` if given
     /// (e.g. one loaded from an existing `AuthKey_*.p8`, so configured clients keep working),
     /// otherwise generates one with key ID ``defaultSigningKeyID``.
-    public static func generate(
+    package static func generate(
         certificates: DevelopmentCertificateSet,
         bundleID: String = defaultBundleID,
         signingKey: SigningKeyFile? = nil,
@@ -117,7 +117,7 @@ public struct DevelopmentCredentials: Sendable {
     }
 
     /// The client certificate for `environment`.
-    public func client(for environment: APNsCertificateEnvironment) -> CertifiedKey {
+    package func client(for environment: APNsCertificateEnvironment) -> CertifiedKey {
         switch environment {
         case .development: developmentClient
         case .production: productionClient
@@ -130,7 +130,7 @@ public struct DevelopmentCredentials: Sendable {
     /// - Returns: The written paths: the four of ``DevelopmentCertificateSet/write(to:)``, then
     ///   certificate, key and `.p12` for development and for production, then the `.p8`.
     @discardableResult
-    public func write(
+    package func write(
         to directory: String,
         pkcs12Password: String = DevelopmentCredentials.pkcs12Password
     ) throws(APNsMockCertificateError) -> [String] {

@@ -22,7 +22,7 @@ extension CertifiedKey {
     ///   - password: Protects both the key and the MAC. Any Unicode text; the empty string is allowed.
     ///   - friendlyName: The name Keychain Access shows; the certificate's common name by default.
     ///   - chain: Extra certificates (e.g. the issuing CA) to include after the leaf.
-    public func pkcs12(
+    package func pkcs12(
         password: String,
         friendlyName: String? = nil,
         chain: [Certificate] = []

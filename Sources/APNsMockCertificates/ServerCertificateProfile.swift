@@ -10,13 +10,13 @@ import Musl
 #endif
 
 /// What goes into a TLS server certificate: names, lifetime and usages.
-public struct ServerCertificateProfile: Sendable, Hashable {
+package struct ServerCertificateProfile: Sendable, Hashable {
     /// Apple platforms refuse TLS server certificates valid for longer than this.
-    public static let maximumValidityDaysAcceptedByApple = 825
+    package static let maximumValidityDaysAcceptedByApple = 825
 
     /// The certificate apns-mock serves: every host name an APNs client may be pointed at
     /// (the real APNs hosts, for clients redirected via `/etc/hosts` or DNS), plus loopback.
-    public static let apnsMock = ServerCertificateProfile(
+    package static let apnsMock = ServerCertificateProfile(
         commonName: "apns-mock",
         dnsNames: [
             "localhost",
@@ -29,15 +29,15 @@ public struct ServerCertificateProfile: Sendable, Hashable {
     )
 
     /// Subject common name. Informational only: TLS clients match against the SANs.
-    public var commonName: String
+    package var commonName: String
     /// `dNSName` subject alternative names.
-    public var dnsNames: [String]
+    package var dnsNames: [String]
     /// `iPAddress` subject alternative names, as IPv4 or IPv6 text.
-    public var ipAddresses: [String]
+    package var ipAddresses: [String]
     /// Lifetime in days.
-    public var validityDays: Int
+    package var validityDays: Int
 
-    public init(
+    package init(
         commonName: String,
         dnsNames: [String],
         ipAddresses: [String],

@@ -16,21 +16,21 @@ import Synchronization
 ///
 /// `start` returns once both ports listen, so tests can use `providerPort` and `adminPort` at once;
 /// `shutdown` closes both and waits for them.
-public final class MockServer: Sendable {
-    public let configuration: ServerConfiguration
+package final class MockServer: Sendable {
+    package let configuration: ServerConfiguration
     /// Every recording goes here: the in-memory store, then the other sinks (the record file).
-    public let recorder: Recorder
+    package let recorder: Recorder
     /// The in-memory store of recordings (the admin API's).
-    public var store: NotificationStore { recorder.store }
-    public let tracker: ConnectionTracker
+    package var store: NotificationStore { recorder.store }
+    package let tracker: ConnectionTracker
     /// The scenario in force; `replace(with:)` changes it at run time.
-    public let scenario: ActiveScenario
-    public let providerPort: Int
-    public let adminPort: Int
+    package let scenario: ActiveScenario
+    package let providerPort: Int
+    package let adminPort: Int
     /// The broadcast channel-management port.
-    public let channelsPort: Int
+    package let channelsPort: Int
     /// Broadcast channels, shared by the provider port, the channel-management port and the admin API.
-    public let channels: ChannelRegistry
+    package let channels: ChannelRegistry
 
     private let group: MultiThreadedEventLoopGroup
     private let provider: ProviderListener
@@ -44,7 +44,7 @@ public final class MockServer: Sendable {
     /// Every route the admin API serves.
     package let adminRoutes: [AdminRoute]
     /// This replica's part in a PostgreSQL-backed cluster (`--store postgres://…`).
-    private let cluster: PostgresCluster?
+    private let cluster: (any ClusterMember)?
 
     private init(
         configuration: ServerConfiguration,
@@ -60,7 +60,7 @@ public final class MockServer: Sendable {
         adminServices: ServiceGroup,
         admin: AdminContext,
         adminRoutes: [AdminRoute],
-        cluster: PostgresCluster?,
+        cluster: (any ClusterMember)?,
         logger: Logger
     ) {
         self.cluster = cluster
@@ -83,7 +83,11 @@ public final class MockServer: Sendable {
     }
 
     /// Binds both ports and starts serving.
-    public static func start(configuration: ServerConfiguration, logger: Logger? = nil) async throws -> MockServer {
+    /// - Parameter stores: opens `--store sqlite:` and `postgres://` (the executable's `APNsMockStores`); without it,
+    ///   only the in-memory store can be used.
+    package static func start(
+        configuration: ServerConfiguration, stores: (any DurableStoreOpener)? = nil, logger: Logger? = nil
+    ) async throws -> MockServer {
         var logger = logger ?? Logger(label: "apns-mock")
         logger.logLevel = configuration.logLevel
         let sslContext: NIOSSLContext
@@ -114,7 +118,7 @@ public final class MockServer: Sendable {
         var started = StartedParts()
         do {
             return try await start(
-                configuration: configuration, sslContext: sslContext, authentication: authentication,
+                configuration: configuration, stores: stores, sslContext: sslContext, authentication: authentication,
                 scenario: scenario, started: &started, logger: logger
             )
         } catch {
@@ -125,6 +129,7 @@ public final class MockServer: Sendable {
 
     private static func start(
         configuration: ServerConfiguration,
+        stores: (any DurableStoreOpener)?,
         sslContext: NIOSSLContext,
         authentication: AuthenticationPolicy,
         scenario: ActiveScenario,
@@ -143,34 +148,21 @@ public final class MockServer: Sendable {
             }
         }
         var restored: [RecordedNotification] = []
-        if case .sqlite(let path) = configuration.store {
-            do {
-                let database = try SQLiteRecordStore(path: path, capacity: configuration.maxRecorded)
-                restored = try database.load()
-                let sink = WriterThreadSink(name: "sqlite", writer: database, backPressure: backPressure)
-                sinks.append(sink)
-                started.started { _ = await sink.finish(timeout: Self.sinkFlushBound) }
-            } catch {
-                throw StartupError.store("\(error)")
-            }
-        }
-        var cluster: PostgresCluster?
+        var cluster: (any ClusterMember)?
         var fromCluster: [RecordedNotification] = []
-        if case .postgres(let address) = configuration.store {
-            do throws(any Error) {
-                let connected = try await PostgresCluster.connect(
-                    address: address, replica: configuration.replicaName, capacity: configuration.maxRecorded, logger: logger
+        if configuration.store != .memory {
+            guard let stores else {
+                throw StartupError.store(
+                    "--store \(path(of: configuration.store)): this build keeps recordings in memory only; the apns-mock binary has the SQLite and PostgreSQL stores"
                 )
-                cluster = connected
-                started.started { await connected.stop() }
-                let sink = try await connected.makeRecordSink(backPressure: backPressure)
-                sinks.append(sink)
-                // Its last batches are written on the cluster's connections: stopped before the cluster is.
-                started.started { _ = await sink.finish(timeout: Self.sinkFlushBound) }
-                fromCluster = try await connected.loadRecordings()
-            } catch {
-                throw StartupError.store("\(error)")
             }
+            let opened = try await stores.open(
+                configuration.store, configuration: configuration, backPressure: backPressure, started: &started, logger: logger
+            )
+            sinks.append(opened.sink)
+            restored = opened.restored
+            fromCluster = opened.shared
+            cluster = opened.cluster
         }
         let liveFeed = LiveFeed()
         sinks.append(liveFeed)
@@ -188,7 +180,7 @@ public final class MockServer: Sendable {
             do {
                 try await cluster.attach(.init(store: recorder.store, scenario: scenario, channels: channels), publishScenario: configuration.scenarioFile != nil)
             } catch {
-                throw StartupError.store("--store \(path(of: configuration.store)): \(PostgresConnector.describe(error))")
+                throw StartupError.store("--store \(path(of: configuration.store)): \(cluster.describe(error))")
             }
             logger.info(
                 "joined the cluster",
@@ -348,7 +340,7 @@ public final class MockServer: Sendable {
     }
 
     /// Runs until the task is cancelled (e.g. by a signal handler), then shuts down.
-    public func waitUntilShutdown() async {
+    package func waitUntilShutdown() async {
         await withTaskCancellationHandler {
             _ = await adminTask.result
         } onCancel: {
@@ -360,13 +352,13 @@ public final class MockServer: Sendable {
     /// How long shutdown waits for the sinks to write what they have queued, after the grace period. A full file
     /// queue (65,536 recordings) takes well under a second to write here, so this bound is only reached when the
     /// disk itself stalls; what is still queued then is counted in the log as not written.
-    public static let sinkFlushBound: Duration = .seconds(10)
+    package static let sinkFlushBound: Duration = .seconds(10)
 
     /// Stops gracefully: no new connections; every open connection gets a GOAWAY and its streams in flight
     /// are answered, for at most `grace`; then both ports and the event loops close (requests cut off at that
     /// point are recorded as abandoned) and every sink writes what it has queued, for at most `sinkFlushBound`.
     /// The log says how many recordings each sink wrote. Recordings stay readable through `store`.
-    public func shutdown(grace: Duration? = nil) async {
+    package func shutdown(grace: Duration? = nil) async {
         let alreadyStopped = stopped.withLock { stopped in
             defer { stopped = true }
             return stopped
@@ -408,7 +400,7 @@ public final class MockServer: Sendable {
 }
 
 /// Why the server could not start.
-public enum StartupError: Error, CustomStringConvertible {
+package enum StartupError: Error, CustomStringConvertible {
     case certificates(certificate: String, key: String, underlying: String)
     /// A port could not be listened on; `flag` is the setting that names it.
     case bind(what: String, flag: String, host: String, port: Int, underlying: String)
@@ -422,7 +414,7 @@ public enum StartupError: Error, CustomStringConvertible {
         return "\(error)"
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .certificates(let certificate, let key, let underlying):
             return "cannot load the server certificate '\(certificate)' and key '\(key)': \(underlying). "

@@ -16,15 +16,17 @@ import Synchronization
 /// }
 /// ```
 ///
-/// The admin calls (``APNsMockAdministration``) act on the running mock directly, without HTTP; ``adminClient``
-/// gives the same calls over HTTP, and ``APNsMockAdminClient`` drives a mock running elsewhere.
+/// The admin calls (`APNsMockAdministration`) act on the running mock directly, without HTTP; ``adminClient``
+/// gives the same calls over HTTP, and `APNsMockAdminClient` drives a mock running elsewhere.
 public final class MockAPNs: APNsMockAdministration {
-    /// The configuration the mock runs with (the ports as asked, `0` for a free one; see ``providerPort``).
-    public let configuration: ServerConfiguration
+    /// The settings the mock was started with (the ports it listens on are ``providerPort`` and the others).
+    public let configuration: Configuration
+    /// What those settings made, over the testing defaults.
+    let serverConfiguration: ServerConfiguration
     /// The development CA, signing key and client certificates this mock trusts.
     public let credentials: MockCredentials
     /// The host every port listens on (`127.0.0.1` unless configured).
-    public var host: String { configuration.host }
+    public var host: String { serverConfiguration.host }
     /// The provider port: HTTP/2 over TLS, Apple's provider API.
     public var providerPort: Int { server.providerPort }
     /// The broadcast channel-management port.
@@ -36,18 +38,22 @@ public final class MockAPNs: APNsMockAdministration {
     /// `https://127.0.0.1:<channels port>`.
     public var channelsURL: URL { URL(string: "https://\(Self.urlHost(host)):\(channelsPort)")! }
     /// `http://127.0.0.1:<admin port>`.
-    public var adminURL: URL { URL(string: "http://\(Self.urlHost(configuration.adminHost)):\(adminPort)")! }
+    public var adminURL: URL { URL(string: "http://\(Self.urlHost(serverConfiguration.adminHost)):\(adminPort)")! }
     /// The same admin calls over HTTP to this mock (with its admin token), e.g. to check the HTTP path itself.
     public var adminClient: APNsMockAdminClient {
-        APNsMockAdminClient(baseURL: adminURL.absoluteString, adminToken: configuration.adminToken)
+        APNsMockAdminClient(baseURL: adminURL.absoluteString, adminToken: serverConfiguration.adminToken)
     }
 
     let server: MockServer
     private let temporaryDirectory: URL?
     private let cachedToken = Mutex<(String, Date)?>(nil)
 
-    private init(configuration: ServerConfiguration, credentials: MockCredentials, server: MockServer, temporaryDirectory: URL?) {
+    private init(
+        configuration: Configuration, serverConfiguration: ServerConfiguration, credentials: MockCredentials, server: MockServer,
+        temporaryDirectory: URL?
+    ) {
         self.configuration = configuration
+        self.serverConfiguration = serverConfiguration
         self.credentials = credentials
         self.server = server
         self.temporaryDirectory = temporaryDirectory
@@ -62,53 +68,40 @@ public final class MockAPNs: APNsMockAdministration {
         case directory(String)
     }
 
-    /// The configuration the testing module starts from: loopback, free ports (`0`), one event loop thread,
-    /// warnings and errors logged only. Everything else is the CLI's default (token or certificate auth,
-    /// development environment, validation and payload warnings on).
-    public static var testingConfiguration: ServerConfiguration {
-        var configuration = ServerConfiguration()
-        configuration.host = "127.0.0.1"
-        configuration.port = 0
-        configuration.channelsPort = 0
-        configuration.adminHost = "127.0.0.1"
-        configuration.adminPort = 0
-        configuration.threads = 1
-        configuration.logLevel = .warning
-        configuration.shutdownGracePeriod = .seconds(2)
-        return configuration
-    }
-
     /// Starts a mock and returns once every port listens. Call ``stop()`` when done (XCTest: `setUp` / `tearDown`).
     ///
     /// - Parameters:
-    ///   - configuration: as the CLI fills it; ``testingConfiguration`` unless given. Its certificate settings are
-    ///     replaced by `credentials`.
+    ///   - configuration: settings over the testing defaults (``Configuration``); none unless given.
     ///   - credentials: ``Credentials/generated`` unless given.
-    ///   - logger: where the server logs (a logger labelled `apns-mock` at `configuration.logLevel` unless given).
+    ///   - logger: where the server logs (a logger labelled `apns-mock` at the configured level unless given).
+    /// - Throws: ``MockConfigurationRejected`` for a bad setting, or why the server could not start.
     public static func start(
-        _ configuration: ServerConfiguration = testingConfiguration,
+        _ configuration: Configuration = Configuration(),
         credentials: Credentials = .generated,
         logger: Logger? = nil
     ) async throws -> MockAPNs {
-        var configuration = configuration
+        var server = try configuration.serverConfiguration()
         let temporaryDirectory: URL?
         let material: MockCredentials
         switch credentials {
         case .generated:
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-\(UUID().uuidString)")
-            material = try MockCredentials.generate(in: directory.path, teamID: configuration.certsTeamID)
+            material = try MockCredentials.generate(in: directory.path, teamID: server.certsTeamID)
             temporaryDirectory = directory
         case .directory(let path):
-            material = try MockCredentials.load(from: path, teamID: configuration.certsTeamID)
+            material = try MockCredentials.load(from: path, teamID: server.certsTeamID)
             temporaryDirectory = nil
         }
-        configuration.certsDirectory = material.directory
-        configuration.serverCertificatePath = nil
-        configuration.serverPrivateKeyPath = nil
-        configuration.clientCAPath = nil
+        server.certsDirectory = material.directory
+        server.serverCertificatePath = nil
+        server.serverPrivateKeyPath = nil
+        server.clientCAPath = nil
         do {
-            let server = try await MockServer.start(configuration: configuration, logger: logger)
-            return MockAPNs(configuration: configuration, credentials: material, server: server, temporaryDirectory: temporaryDirectory)
+            let running = try await MockServer.start(configuration: server, logger: logger)
+            return MockAPNs(
+                configuration: configuration, serverConfiguration: server, credentials: material, server: running,
+                temporaryDirectory: temporaryDirectory
+            )
         } catch {
             if let temporaryDirectory { try? FileManager.default.removeItem(at: temporaryDirectory) }
             throw error
@@ -124,7 +117,7 @@ public final class MockAPNs: APNsMockAdministration {
 
     /// Starts a mock, runs `body` with it, and stops it whether `body` returns or throws.
     public static func withRunningServer<Result>(
-        _ configuration: ServerConfiguration = testingConfiguration,
+        _ configuration: Configuration = Configuration(),
         credentials: Credentials = .generated,
         logger: Logger? = nil,
         _ body: (MockAPNs) async throws -> Result

@@ -1,4 +1,5 @@
 import APNsMockServer
+import APNsMockStores
 import ArgumentParser
 import Dispatch
 import Foundation
@@ -149,7 +150,7 @@ struct MockServerService: Service {
     let logger: Logger
 
     func run() async throws {
-        let server = try await MockServer.start(configuration: configuration, logger: logger)
+        let server = try await MockServer.start(configuration: configuration, stores: StoreOpener(), logger: logger)
         try? await gracefulShutdown()
         // The first signal started a graceful stop (up to the grace period plus the sinks' flush bound); a second
         // one means "now", as an operator pressing Ctrl-C twice expects.

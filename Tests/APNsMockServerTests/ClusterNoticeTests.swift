@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import APNsMockServer
+@testable import APNsMockStores
 
 /// The NOTIFY payloads replicas exchange, and the engine's registries reporting (and not re-reporting) changes.
 @Suite("Cluster notices and shared state changes")

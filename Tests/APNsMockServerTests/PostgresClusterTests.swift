@@ -1,5 +1,6 @@
 import APNsMock
 import APNsMockServer
+import APNsMockStores
 import Foundation
 import Testing
 
@@ -157,7 +158,7 @@ struct PostgresClusterTests {
             let clock = ContinuousClock()
             let started = clock.now
             do {
-                let server = try await MockServer.start(configuration: configuration)
+                let server = try await MockServer.start(configuration: configuration, stores: StoreOpener())
                 await server.shutdown()
                 Issue.record("the server started without its store")
             } catch let error as StartupError {

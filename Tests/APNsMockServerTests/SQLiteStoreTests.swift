@@ -1,5 +1,6 @@
 import APNsMock
 import APNsMockServer
+import APNsMockStores
 import Foundation
 import Testing
 
@@ -98,7 +99,7 @@ struct SQLiteStoreTests {
         var configuration = testServerConfiguration()
         configuration.store = .sqlite(path: folder.appendingPathComponent("missing/recordings.sqlite").path)
         do {
-            let server = try await MockServer.start(configuration: configuration)
+            let server = try await MockServer.start(configuration: configuration, stores: StoreOpener())
             await server.shutdown()
             Issue.record("the server started without its store")
         } catch let error as StartupError {

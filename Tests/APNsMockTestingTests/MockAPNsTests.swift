@@ -208,26 +208,27 @@ import Testing
         #expect(status == "000")
     }
 
-    @Test func aMockWithASQLiteStoreGetsItsRecordingsBackAfterARestart() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-store-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        var configuration = MockAPNs.testingConfiguration
-        configuration.store = .sqlite(path: folder.appendingPathComponent("recordings.sqlite").path)
-        let token = Self.deviceToken()
-        let sent = try await MockAPNs.withRunningServer(configuration) { mock in
-            try await Provider.with(mock) { (provider: Provider) async throws in
-                for index in 0..<20 {
-                    #expect(try await provider.push(to: token, payload: #"{"aps":{"alert":"\#(index)"}}"#).status == 200)
-                }
-            }
-            return try await mock.waitForNotifications(count: 20, matching: NotificationFilter(deviceToken: token))
+    /// The testing module's settings are the command line's, by name and grammar; a bad one starts nothing.
+    @Test func aConfigurationTakesTheCommandLinesSettingsByName() async throws {
+        let mock = try await MockAPNs.start(.init(["auth": "none", "max-payload": "2048"]))
+        #expect(mock.configuration.settings["auth"] == "none")
+        // No credentials needed, and 2,049 bytes are over the limit set.
+        func push(_ payload: String) async throws -> String {
+            try await Self.run("/usr/bin/curl", [
+                "-s", "--http2", "--cacert", mock.credentials.directory + "/ca.pem", "-o", "/dev/null", "-w", "%{http_code}",
+                "-H", "apns-topic: com.example.app", "-d", payload, mock.providerURL.absoluteString + "/3/device/" + Self.deviceToken(),
+            ])
         }
-        try await MockAPNs.withRunningServer(configuration) { mock in
-            let back = try await mock.notifications(matching: NotificationFilter(deviceToken: token))
-            #expect(back == sent)
-            #expect(try await mock.statistics().received == 20)
-        }
+        #expect(try await push(#"{"aps":{"alert":"hi"}}"#) == "200")
+        #expect(try await push(#"{"aps":{"alert":""# + String(repeating: "x", count: 2049 - 20) + #""}}"#) == "413")
+        let unknown = await #expect(throws: MockConfigurationRejected.self) { try await MockAPNs.start(.init(["autth": "none"])) }
+        #expect(unknown?.setting == "autth" && unknown?.message.contains("'auth'") == true, "\(String(describing: unknown))")
+        let bad = await #expect(throws: MockConfigurationRejected.self) { try await MockAPNs.start(.init(["port": "abc"])) }
+        #expect(bad?.description == "port: 'abc' is not a port number (0...65535)", "\(String(describing: bad))")
+        // The stores beyond memory are the binary's: asked for here, they are refused by name.
+        let store = await #expect(throws: MockConfigurationRejected.self) { try await MockAPNs.start(.init(["store": "sqlite:/tmp/x.sqlite"])) }
+        #expect(store?.setting == "store", "\(String(describing: store))")
+        await mock.stop()
     }
 
     @Test func aStartedMockStopsOnRequestAndAgain() async throws {

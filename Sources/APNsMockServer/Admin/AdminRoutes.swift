@@ -21,7 +21,7 @@ package struct AdminContext: Sendable {
     /// When set, every route but the health checks needs `Authorization: Bearer <adminToken>`.
     let adminToken: String?
     /// This replica's part in a cluster sharing a PostgreSQL store, if it is one.
-    let cluster: PostgresCluster?
+    let cluster: (any ClusterMember)?
 }
 
 /// The admin HTTP API: JSON over HTTP/1.1 on its own port, so the provider port stays a faithful APNs.

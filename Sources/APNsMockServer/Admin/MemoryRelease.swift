@@ -8,7 +8,7 @@ import Glibc
 /// kept nearly all of its peak RSS; a long-running staging mock should shrink.
 /// `malloc_trim` and `mallopt` are glibc's, in `<malloc.h>`, which Swift's Glibc module does not import: they
 /// are looked up at run time, and skipped on a C library without them (musl).
-public enum MemoryRelease {
+package enum MemoryRelease {
     /// Hands memory freed by a clear back to the system (called after `DELETE /admin/notifications`).
     static func returnFreedMemoryToTheSystem() {
         #if canImport(Glibc)
@@ -33,7 +33,7 @@ public enum MemoryRelease {
     ///   from the heap, between recordings, and after a clear that heap could not be trimmed: RSS stayed above
     ///   idle. Setting it explicitly turns the adjustment off, so large buffers always get their own mapping,
     ///   which `free` returns at once.
-    public static func configureAllocator() {
+    package static func configureAllocator() {
         #if canImport(Glibc)
         typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }

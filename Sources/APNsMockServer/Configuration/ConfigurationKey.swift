@@ -4,21 +4,21 @@ import Logging
 import NIOCore
 
 /// A configuration problem, naming where the bad value came from (a flag or an environment variable).
-public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
-    public var source: String
-    public var message: String
+package struct ConfigurationError: Error, CustomStringConvertible, Equatable {
+    package var source: String
+    package var message: String
 
-    public var description: String { "\(source): \(message)" }
+    package var description: String { "\(source): \(message)" }
 
-    public init(source: String, message: String) {
+    package init(source: String, message: String) {
         self.source = source
         self.message = message
     }
 
     /// A problem found before the source is known; `ConfigurationKey.apply` adds it.
-    public struct Detail: Error, Equatable {
-        public var message: String
-        public init(_ message: String) { self.message = message }
+    package struct Detail: Error, Equatable {
+        package var message: String
+        package init(_ message: String) { self.message = message }
     }
 }
 
@@ -26,7 +26,7 @@ public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
 ///
 /// One table serves the CLI, the environment and the README, so the names (a contract users' CI scripts
 /// depend on) are written once. Values arrive as text and are parsed here, with one error style for all.
-public enum ConfigurationKey: String, CaseIterable, Sendable {
+package enum ConfigurationKey: String, CaseIterable, Sendable {
     case host
     case port
     case adminHost = "admin-host"
@@ -76,14 +76,14 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
     case scenario
 
     /// `--port`
-    public var flag: String { "--" + rawValue }
+    package var flag: String { "--" + rawValue }
 
     /// `APNS_MOCK_PORT`
-    public var environmentVariable: String {
+    package var environmentVariable: String {
         "APNS_MOCK_" + rawValue.uppercased().replacingOccurrences(of: "-", with: "_")
     }
 
-    public var help: String {
+    package var help: String {
         switch self {
         case .host: return "Provider (TLS, HTTP/2) listen address. Default 127.0.0.1."
         case .port: return "Provider port; 0 picks a free port, and makes every port not set otherwise 0 too. Default 2197."
@@ -152,7 +152,7 @@ public enum ConfigurationKey: String, CaseIterable, Sendable {
     }
 
     /// Applies a textual value to a configuration; `source` names the flag or variable for error messages.
-    public func apply(_ text: String, to configuration: inout ServerConfiguration, source: String) throws(ConfigurationError) {
+    package func apply(_ text: String, to configuration: inout ServerConfiguration, source: String) throws(ConfigurationError) {
         func fail(_ message: String) -> ConfigurationError {
             ConfigurationError(source: source, message: "'\(text)' \(message)")
         }
@@ -296,7 +296,7 @@ extension ServerConfiguration {
     /// Builds a configuration: built-in defaults, then the `--config` file, then `APNS_MOCK_*` variables, then
     /// flags (flags win). A provider port of 0 makes every other port that no source names 0 as well, so that
     /// `--port 0` starts an instance that never collides with another on the same host.
-    public static func resolve(
+    package static func resolve(
         flags: [ConfigurationKey: String],
         environment: [String: String]
     ) throws(ConfigurationError) -> ServerConfiguration {
@@ -326,7 +326,7 @@ extension ServerConfiguration {
     }
 
     /// Checks that settings fit together.
-    public func check() throws(ConfigurationError) {
+    package func check() throws(ConfigurationError) {
         let tokens = validation.deviceToken
         if tokens.minimumHexDigits > tokens.maximumHexDigits {
             throw ConfigurationError(

@@ -5,14 +5,14 @@ import Foundation
 /// A provider token key as configured, before its file is read:
 /// `key-id=ABC123DEFG,team-id=TEAM000001,file=AuthKey_ABC123DEFG.p8[,environment=production][,topics=com.a|com.b]`.
 /// The file is the `.p8` private key Apple hands out, or just the public key (PEM).
-public struct ProviderKeySpec: Sendable, Equatable {
-    public var keyID: String
-    public var teamID: String
-    public var file: String
-    public var environment: APNsEnvironment?
-    public var topics: [String]?
+package struct ProviderKeySpec: Sendable, Equatable {
+    package var keyID: String
+    package var teamID: String
+    package var file: String
+    package var environment: APNsEnvironment?
+    package var topics: [String]?
 
-    public init(keyID: String, teamID: String, file: String, environment: APNsEnvironment? = nil, topics: [String]? = nil) {
+    package init(keyID: String, teamID: String, file: String, environment: APNsEnvironment? = nil, topics: [String]? = nil) {
         self.keyID = keyID
         self.teamID = teamID
         self.file = file
@@ -21,7 +21,7 @@ public struct ProviderKeySpec: Sendable, Equatable {
     }
 
     /// Parses one `field=value,…` entry; errors name the field.
-    public init(parsing text: String) throws(ConfigurationError.Detail) {
+    package init(parsing text: String) throws(ConfigurationError.Detail) {
         var fields: [String: String] = [:]
         for part in text.split(separator: ",") {
             let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
@@ -53,7 +53,7 @@ public struct ProviderKeySpec: Sendable, Equatable {
     }
 
     /// Reads the key file: a PKCS#8 private key (`.p8`) or a public key, PEM.
-    public func load() throws(ConfigurationError) -> ProviderKey {
+    package func load() throws(ConfigurationError) -> ProviderKey {
         let source = "provider key '\(keyID)'"
         let pem: String
         do {
@@ -76,7 +76,7 @@ public struct ProviderKeySpec: Sendable, Equatable {
     }
 
     /// Every `AuthKey_<KEYID>.p8` in a folder, trusted for one team: how the development key in `Certs/` is found.
-    public static func developmentKeys(in directory: String, teamID: String) -> [ProviderKeySpec] {
+    package static func developmentKeys(in directory: String, teamID: String) -> [ProviderKeySpec] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         return names.sorted().compactMap { name in
             guard name.hasPrefix("AuthKey_"), name.hasSuffix(".p8") else { return nil }

@@ -4,7 +4,7 @@ import Logging
 import NIOCore
 
 /// How log lines are written.
-public enum LogFormat: String, Sendable, CaseIterable {
+package enum LogFormat: String, Sendable, CaseIterable {
     case text
     /// One JSON object per line, for log collectors.
     case json
@@ -12,81 +12,81 @@ public enum LogFormat: String, Sendable, CaseIterable {
 
 /// Everything the server needs to run. The defaults let `apns-mock` start with nothing else given:
 /// provider on `127.0.0.1:2197` (TLS), admin on `127.0.0.1:8080`, certificates from `Certs/`.
-public struct ServerConfiguration: Sendable, Equatable {
-    public var host = "127.0.0.1"
+package struct ServerConfiguration: Sendable, Equatable {
+    package var host = "127.0.0.1"
     /// The provider port; `0` picks a free one (the start-up log line and `APNsMockServer.providerPort` say which).
-    public var port = 2197
-    public var adminHost = "127.0.0.1"
-    public var adminPort = 8080
+    package var port = 2197
+    package var adminHost = "127.0.0.1"
+    package var adminPort = 8080
     /// The broadcast channel-management port (APNs: 2195 in development, 2196 in production); `0` picks a free one.
-    public var channelsPort = 2195
+    package var channelsPort = 2195
     /// Holds `server.pem` and `server-key.pem` (and, later, the CA and signing keys).
-    public var certsDirectory = "Certs"
+    package var certsDirectory = "Certs"
     /// Overrides `<certsDirectory>/server.pem`.
-    public var serverCertificatePath: String?
+    package var serverCertificatePath: String?
     /// Overrides `<certsDirectory>/server-key.pem`.
-    public var serverPrivateKeyPath: String?
-    public var environment: APNsEnvironment = .development
-    public var maxRecorded = 100_000
-    public var validation = ValidationPolicy()
-    public var http2 = HTTP2Settings()
-    public var requestLimits = HTTP2RequestLimits()
+    package var serverPrivateKeyPath: String?
+    package var environment: APNsEnvironment = .development
+    package var maxRecorded = 100_000
+    package var validation = ValidationPolicy()
+    package var http2 = HTTP2Settings()
+    package var requestLimits = HTTP2RequestLimits()
     /// libnghttp2 limits that can end a connection (the stream-reset rate limit).
-    public var sessionLimits = HTTP2SessionLimits()
+    package var sessionLimits = HTTP2SessionLimits()
     /// Event-loop threads for the provider and channel-management ports. Default: one per core the process may
     /// use, counting the cgroup's limit and the affinity mask (see `UsableCores`).
-    public var threads: Int = UsableCores.count
-    public var logLevel: Logger.Level = .info
-    public var authMode: AuthenticationMode = .either
+    package var threads: Int = UsableCores.count
+    package var logLevel: Logger.Level = .info
+    package var authMode: AuthenticationMode = .either
     /// Token keys to trust besides the `AuthKey_<KEYID>.p8` files in `certsDirectory`.
-    public var providerKeys: [ProviderKeySpec] = []
+    package var providerKeys: [ProviderKeySpec] = []
     /// The team the `AuthKey_<KEYID>.p8` files in `certsDirectory` belong to.
-    public var certsTeamID = "TEAM000001"
-    public var acceptUnknownKeys = false
-    public var acceptAnyClientCertificate = false
+    package var certsTeamID = "TEAM000001"
+    package var acceptUnknownKeys = false
+    package var acceptAnyClientCertificate = false
     /// Overrides `<certsDirectory>/ca.pem` as the CA client certificates must chain to.
-    public var clientCAPath: String?
-    public var tokenClockSkewSeconds: Int64 = 60
-    public var environmentKeyReason: Reason = .badEnvironmentKeyInToken
-    public var expiredTokenPoisonsConnection = true
+    package var clientCAPath: String?
+    package var tokenClockSkewSeconds: Int64 = 60
+    package var environmentKeyReason: Reason = .badEnvironmentKeyInToken
+    package var expiredTokenPoisonsConnection = true
     /// The broadcast API's undocumented choices and the channel limit.
-    public var broadcast = BroadcastSettings()
+    package var broadcast = BroadcastSettings()
     /// Payload warnings on every recording.
-    public var lint = true
+    package var lint = true
     /// The YAML file the settings were read from, if any.
-    public var configFile: String?
+    package var configFile: String?
     /// Write every recording here too, as NDJSON.
-    public var recordFile: String?
+    package var recordFile: String?
     /// Where recordings are kept (`--store`).
-    public var store: RecordingStoreSetting = .memory
+    package var store: RecordingStoreSetting = .memory
     /// This instance's name among replicas sharing a PostgreSQL store (`--replica`); `nil`: the host name and
     /// process id.
-    public var replica: String?
+    package var replica: String?
 
     /// `--replica`, or the host name and process id (unique among processes on one host, and readable in a row).
-    public var replicaName: String {
+    package var replicaName: String {
         replica ?? "\(ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "apns-mock")-\(ProcessInfo.processInfo.processIdentifier)"
     }
-    public var logFormat: LogFormat = .text
+    package var logFormat: LogFormat = .text
     /// When set, admin routes (except health) need `Authorization: Bearer <adminToken>`.
-    public var adminToken: String?
-    public var shutdownGracePeriod: Duration = .seconds(10)
+    package var adminToken: String?
+    package var shutdownGracePeriod: Duration = .seconds(10)
     /// How long the admin port waits for a request still arriving (a body shorter than its `content-length`), or
     /// for the next request on an idle connection. A `wait` being answered is never cut off.
-    public var adminReadTimeout: Duration = .seconds(30)
+    package var adminReadTimeout: Duration = .seconds(30)
     /// Timeouts and the connection limit of the provider port.
-    public var connectionLimits = ProviderConnectionLimits()
+    package var connectionLimits = ProviderConnectionLimits()
     /// The scenario to start with.
-    public var scenarioFile: String?
+    package var scenarioFile: String?
 
-    public init() {}
+    package init() {}
 
-    public var resolvedCertificatePath: String { serverCertificatePath ?? certsDirectory + "/server.pem" }
-    public var resolvedPrivateKeyPath: String { serverPrivateKeyPath ?? certsDirectory + "/server-key.pem" }
-    public var resolvedClientCAPath: String { clientCAPath ?? certsDirectory + "/ca.pem" }
+    package var resolvedCertificatePath: String { serverCertificatePath ?? certsDirectory + "/server.pem" }
+    package var resolvedPrivateKeyPath: String { serverPrivateKeyPath ?? certsDirectory + "/server-key.pem" }
+    package var resolvedClientCAPath: String { clientCAPath ?? certsDirectory + "/ca.pem" }
 
     /// Every trusted token key: the development keys of the certs folder, then the configured ones.
-    public func loadProviderKeys() throws(ConfigurationError) -> [ProviderKey] {
+    package func loadProviderKeys() throws(ConfigurationError) -> [ProviderKey] {
         let specs = ProviderKeySpec.developmentKeys(in: certsDirectory, teamID: certsTeamID) + providerKeys
         var keys: [ProviderKey] = []
         for spec in specs { keys.append(try spec.load()) }
@@ -94,7 +94,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     }
 
     /// The authentication rules these settings describe (reads the key files).
-    public func makeAuthenticationPolicy() throws(ConfigurationError) -> AuthenticationPolicy {
+    package func makeAuthenticationPolicy() throws(ConfigurationError) -> AuthenticationPolicy {
         AuthenticationPolicy(
             mode: authMode,
             verifier: ProviderTokenVerifier(keys: try loadProviderKeys(), acceptUnknownKeys: acceptUnknownKeys),
@@ -106,21 +106,21 @@ public struct ServerConfiguration: Sendable, Equatable {
 }
 
 /// The broadcast API's settings: `BroadcastPolicy`'s choices and the channel registry's limit.
-public struct BroadcastSettings: Sendable, Equatable {
-    public var maxChannelsPerApp = 10_000
-    public var missingStoragePolicyReason: Reason = .missingChannelQueueSize
-    public var requireExpiration = false
+package struct BroadcastSettings: Sendable, Equatable {
+    package var maxChannelsPerApp = 10_000
+    package var missingStoragePolicyReason: Reason = .missingChannelQueueSize
+    package var requireExpiration = false
 
-    public init() {}
+    package init() {}
 
     /// The engine's policy for these settings.
-    public var policy: BroadcastPolicy {
+    package var policy: BroadcastPolicy {
         BroadcastPolicy(missingStoragePolicyReason: missingStoragePolicyReason, requireExpiration: requireExpiration)
     }
 }
 
 /// `--store`: where recordings are kept.
-public enum RecordingStoreSetting: Sendable, Equatable {
+package enum RecordingStoreSetting: Sendable, Equatable {
     /// In memory only (the default): gone when the process ends.
     case memory
     /// Also in a SQLite database, written in batches by a thread of its own; the newest `--max-recorded` are
@@ -132,7 +132,7 @@ public enum RecordingStoreSetting: Sendable, Equatable {
     case postgres(PostgresStoreAddress)
 
     /// `memory`, `sqlite:PATH` or `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         if text == "memory" {
             self = .memory
         } else if text.hasPrefix("sqlite:"), text.count > "sqlite:".count {
@@ -146,14 +146,14 @@ public enum RecordingStoreSetting: Sendable, Equatable {
 }
 
 /// `--store postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (`postgresql://` too), as libpq spells it.
-public struct PostgresStoreAddress: Sendable, Equatable, CustomStringConvertible {
-    public var user: String
-    public var password: String?
-    public var host: String
-    public var port: Int
-    public var database: String
+package struct PostgresStoreAddress: Sendable, Equatable, CustomStringConvertible {
+    package var user: String
+    package var password: String?
+    package var host: String
+    package var port: Int
+    package var database: String
 
-    public init(user: String, password: String? = nil, host: String, port: Int = 5432, database: String) {
+    package init(user: String, password: String? = nil, host: String, port: Int = 5432, database: String) {
         self.user = user
         self.password = password
         self.host = host
@@ -162,7 +162,7 @@ public struct PostgresStoreAddress: Sendable, Equatable, CustomStringConvertible
     }
 
     /// Parses the URL form; `nil` when a part is missing or malformed (no user, host or database, a bad port).
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         guard text.hasPrefix("postgres://") || text.hasPrefix("postgresql://"),
             let components = URLComponents(string: text),
             let user = components.user, !user.isEmpty,
@@ -181,5 +181,5 @@ public struct PostgresStoreAddress: Sendable, Equatable, CustomStringConvertible
     }
 
     /// The address without its password, for logs and `/admin/stats`.
-    public var description: String { "postgres://\(user)@\(host):\(port)/\(database)" }
+    package var description: String { "postgres://\(user)@\(host):\(port)/\(database)" }
 }

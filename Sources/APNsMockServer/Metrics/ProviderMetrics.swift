@@ -10,8 +10,8 @@ typealias Counter = Prometheus.Counter
 /// process, and global state would mix their counts. Counters that change per request are incremented on
 /// the hot path through handles each connection caches; the rest (connections, recorder, scenario) is read
 /// from its owner when scraped.
-public final class ProviderMetrics: Sendable {
-    public let registry = PrometheusCollectorRegistry()
+package final class ProviderMetrics: Sendable {
+    package let registry = PrometheusCollectorRegistry()
     let latency = LatencyHistogram(
         name: "apns_mock_request_duration_seconds",
         help: "Time from the read that brought a request's last frame to the end of the batch that queued its answer (scenario delays included)."
@@ -20,7 +20,7 @@ public final class ProviderMetrics: Sendable {
     /// make again (a rule of a scenario since replaced) are dropped, not left at their last value.
     private let extraGauges = Mutex<[ObjectIdentifier: Gauge]>([:])
 
-    public init() {}
+    package init() {}
 
     func requests(status: Int, reason: Reason?) -> Counter {
         registry.makeCounter(

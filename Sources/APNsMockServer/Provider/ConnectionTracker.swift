@@ -1,13 +1,13 @@
 import Synchronization
 
 /// Numbers provider connections and counts the open ones, across event loops.
-public final class ConnectionTracker: Sendable {
+package final class ConnectionTracker: Sendable {
     private let nextID = Atomic<UInt64>(1)
     private let open = Atomic<Int>(0)
     private let total = Atomic<Int>(0)
     private let streams = Atomic<Int>(0)
 
-    public init() {}
+    package init() {}
 
     func nextConnectionID() -> UInt64 {
         nextID.add(1, ordering: .relaxed).oldValue
@@ -29,10 +29,10 @@ public final class ConnectionTracker: Sendable {
     }
 
     /// HTTP/2 streams open now, over all connections.
-    public var openStreams: Int { streams.load(ordering: .relaxed) }
+    package var openStreams: Int { streams.load(ordering: .relaxed) }
 
     /// Connections open now.
-    public var openConnections: Int { open.load(ordering: .relaxed) }
+    package var openConnections: Int { open.load(ordering: .relaxed) }
     /// Connections accepted since start.
-    public var acceptedConnections: Int { total.load(ordering: .relaxed) }
+    package var acceptedConnections: Int { total.load(ordering: .relaxed) }
 }

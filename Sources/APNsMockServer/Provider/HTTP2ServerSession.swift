@@ -7,45 +7,45 @@ import Darwin
 #endif
 
 /// The HTTP/2 SETTINGS the server announces. Defaults are what APNs was seen sending (2021–22).
-public struct HTTP2Settings: Sendable, Equatable {
-    public var headerTableSize: UInt32 = 4096
-    public var maxConcurrentStreams: UInt32 = 1000
-    public var initialWindowSize: UInt32 = 65535
-    public var maxFrameSize: UInt32 = 16384
-    public var maxHeaderListSize: UInt32 = 8000
+package struct HTTP2Settings: Sendable, Equatable {
+    package var headerTableSize: UInt32 = 4096
+    package var maxConcurrentStreams: UInt32 = 1000
+    package var initialWindowSize: UInt32 = 65535
+    package var maxFrameSize: UInt32 = 16384
+    package var maxHeaderListSize: UInt32 = 8000
 
-    public init() {}
+    package init() {}
 }
 
 /// libnghttp2's own limits that can end a connection, set on purpose rather than left at the library's defaults.
-public struct HTTP2SessionLimits: Sendable, Equatable {
+package struct HTTP2SessionLimits: Sendable, Equatable {
     /// Incoming RST_STREAM frames allowed in a burst, and regained per second (a token bucket). libnghttp2's
     /// default (1,000, then 33/s) ends a connection with GOAWAY once a client has reset 1,000 streams quickly, and
     /// curl resets every stream it has already received an answer on: with the default, one curl connection could
     /// send only about 1,000 pushes. APNs' own limit is not known; a mock answers each stream at once, so rapid
     /// resets cost it nothing, and the default here lets any real client go on for ever.
-    public var streamResetBurst: UInt64 = 1_000_000
-    public var streamResetRatePerSecond: UInt64 = 1_000_000
+    package var streamResetBurst: UInt64 = 1_000_000
+    package var streamResetRatePerSecond: UInt64 = 1_000_000
     /// SETTINGS and PING acknowledgements queued but not yet sent (a client that floods them without reading).
     /// libnghttp2's default, kept on purpose: no real client comes near it.
-    public var maxOutboundAcks = 1000
+    package var maxOutboundAcks = 1000
     /// Entries in one SETTINGS frame (libnghttp2's default, kept: HTTP/2 defines 6 settings).
-    public var maxSettingsEntries = 32
+    package var maxSettingsEntries = 32
     /// CONTINUATION frames after one HEADERS (libnghttp2's default, kept: 8 × 16 KiB is far past the 8,000-byte
     /// header list APNs allows).
-    public var maxContinuations = 8
+    package var maxContinuations = 8
 
-    public init() {}
+    package init() {}
 }
 
 /// Per-request size limits applied while bytes arrive, before any decision is made.
-public struct HTTP2RequestLimits: Sendable, Equatable {
+package struct HTTP2RequestLimits: Sendable, Equatable {
     /// Body bytes kept for the recording; the rest is counted and discarded.
-    public var keptBodyBytes: Int = 16 * 1024
+    package var keptBodyBytes: Int = 16 * 1024
     /// A body larger than this is answered (413) and its stream reset at once, instead of read to the end.
-    public var discardedBodyBound: Int = 16 * 1024 * 1024
+    package var discardedBodyBound: Int = 16 * 1024 * 1024
 
-    public init() {}
+    package init() {}
 }
 
 /// Something the session learned while reading that the connection handler must act on.

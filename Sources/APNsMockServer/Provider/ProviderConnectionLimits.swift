@@ -1,13 +1,13 @@
 /// How long a provider connection may take to start and may stay silent, and how many may be open at once.
 /// A provider that keeps a busy connection open for days is never cut off: only silence counts.
-public struct ProviderConnectionLimits: Sendable, Equatable {
+package struct ProviderConnectionLimits: Sendable, Equatable {
     /// TLS handshake and the HTTP/2 preface must be done within this, or the connection is closed.
-    public var handshakeTimeout: Duration = .seconds(10)
+    package var handshakeTimeout: Duration = .seconds(10)
     /// A connection that has sent nothing for this long gets GOAWAY `{"reason":"IdleTimeout"}` (APNs' reason; its
     /// own timeout is undocumented, so the default is generous) and is closed. `nil`: never.
-    public var idleTimeout: Duration? = .seconds(3600)
+    package var idleTimeout: Duration? = .seconds(3600)
     /// Connections open at once; one more is closed as soon as it is accepted.
-    public var maxConnections = 10_000
+    package var maxConnections = 10_000
 
-    public init() {}
+    package init() {}
 }

@@ -10,7 +10,7 @@ import Darwin
 
 /// What a lossless sink does on its own thread with each batch it takes: the NDJSON file, the SQLite store.
 /// Called from that thread only.
-protocol RecordBatchWriter: AnyObject {
+package protocol RecordBatchWriter: AnyObject {
     /// Writes a batch (in sequence order: the arrays event loops handed over, each in order, none empty); returns
     /// the error, if any, as text.
     func write(_ batch: [[RecordedNotification]]) -> String?
@@ -28,11 +28,11 @@ protocol RecordBatchWriter: AnyObject {
 
 extension [[RecordedNotification]] {
     /// The recordings in a writer's batch (see `RecordBatchWriter.write`).
-    var recordingCount: Int { reduce(0) { $0 + $1.count } }
+    package var recordingCount: Int { reduce(0) { $0 + $1.count } }
 }
 
 extension RecordBatchWriter {
-    func flush() -> String? { nil }
+    package func flush() -> String? { nil }
 }
 
 /// A lossless sink whose writer runs on a thread of its own, so that neither encoding nor a slow disk or
@@ -41,8 +41,8 @@ extension RecordBatchWriter {
 /// Its queue is bounded (`capacity`); when it is full the provider port stops reading until the queue has drained
 /// to half (back-pressure, counted in `backPressurePauses`): nothing is lost, and memory stays bounded.
 /// `finish` writes what is queued and closes the writer.
-final class WriterThreadSink: RecordingSink {
-    let name: String
+package final class WriterThreadSink: RecordingSink {
+    package let name: String
     /// Used by the writer thread only, after `init`.
     nonisolated(unsafe) private let writer: any RecordBatchWriter
     private let forgetsClearedRecordings: Bool
@@ -72,7 +72,7 @@ final class WriterThreadSink: RecordingSink {
 
     /// Starts the writer thread.
     /// - Parameter capacity: recordings queued before the provider port is paused.
-    init(name: String, writer: any RecordBatchWriter, capacity: Int = 65_536, backPressure: RecordingBackPressure) {
+    package init(name: String, writer: any RecordBatchWriter, capacity: Int = 65_536, backPressure: RecordingBackPressure) {
         self.name = name
         self.writer = writer
         self.forgetsClearedRecordings = writer.forgetsClearedRecordings
@@ -83,7 +83,7 @@ final class WriterThreadSink: RecordingSink {
         thread.start()
     }
 
-    func cleared(upTo sequence: UInt64) {
+    package func cleared(upTo sequence: UInt64) {
         guard forgetsClearedRecordings else { return }
         control.withLock { control in
             control.clearUpTo = sequence
@@ -92,19 +92,19 @@ final class WriterThreadSink: RecordingSink {
         wakeWriter()
     }
 
-    func enqueue(_ recording: RecordedNotification) {
+    package func enqueue(_ recording: RecordedNotification) {
         enqueue(contentsOf: [recording])
     }
 
-    func enqueue(contentsOf recordings: [RecordedNotification]) {
+    package func enqueue(contentsOf recordings: [RecordedNotification]) {
         carryOut(queue.withLock { $0.pushRecordings(contentsOf: recordings) })
     }
 
-    func enqueue(moving recordings: inout [RecordedNotification]) {
+    package func enqueue(moving recordings: inout [RecordedNotification]) {
         carryOut(queue.withLock { $0.pushRecordings(moving: &recordings) })
     }
 
-    func releaseWritten() {
+    package func releaseWritten() {
         guard hasWrittenBatch.load(ordering: .relaxed) else { return }
         letGoOfWrittenBatch()
     }
@@ -137,11 +137,11 @@ final class WriterThreadSink: RecordingSink {
         }
     }
 
-    func statistics() -> RecordingSinkStatistics {
+    package func statistics() -> RecordingSinkStatistics {
         queue.withLock { $0.statistics }
     }
 
-    func finish(timeout: Duration) async -> RecordingSinkStatistics {
+    package func finish(timeout: Duration) async -> RecordingSinkStatistics {
         control.withLock { $0.finishing = true }
         wakeWriter()
         let deadline = Date().addingTimeInterval(Double(timeout.components.seconds) + Double(timeout.components.attoseconds) * 1e-18)

@@ -1,5 +1,6 @@
 import APNsMock
 import APNsMockServer
+import APNsMockStores
 import Foundation
 import Logging
 
@@ -75,7 +76,7 @@ func withTestServer<Result>(
 ) async throws -> Result {
     var configuration = testServerConfiguration()
     configure(&configuration)
-    let server = try await MockServer.start(configuration: configuration, logger: Logger(label: "apns-mock-test"))
+    let server = try await MockServer.start(configuration: configuration, stores: StoreOpener(), logger: Logger(label: "apns-mock-test"))
     let testServer = TestServer(server: server, admin: AdminClient(port: server.adminPort))
     do {
         let result = try await body(testServer)

@@ -1,4 +1,5 @@
 import APNsMock
+import APNsMockServer
 import Foundation
 import Logging
 import NIOCore
@@ -43,12 +44,7 @@ final class PostgresCluster: Sendable {
     }
 
     /// What the replicas share, wired in by `attach`.
-    struct Shared: Sendable {
-        var store: NotificationStore
-        var scenario: ActiveScenario
-        var channels: ChannelRegistry
-        var devices: DeviceRegistry { scenario.current.devices }
-    }
+    typealias Shared = ClusterShared
 
     private init(replica: String, connector: PostgresConnector, capacity: Int, queries: PostgresConnection, publishing: PostgresConnection, logger: Logger) {
         self.replica = replica

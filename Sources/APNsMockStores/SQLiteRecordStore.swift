@@ -1,4 +1,5 @@
 import APNsMock
+import APNsMockServer
 import Foundation
 import GRDB
 import GRDBSQLite

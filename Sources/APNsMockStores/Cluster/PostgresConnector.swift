@@ -1,3 +1,4 @@
+import APNsMockServer
 import Dispatch
 import Logging
 import NIOPosix

@@ -1,4 +1,5 @@
 import APNsMock
+import APNsMockServer
 import Logging
 import NIOCore
 import PostgresNIO

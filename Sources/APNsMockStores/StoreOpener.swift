@@ -1,0 +1,50 @@
+import APNsMock
+import APNsMockServer
+import Logging
+
+/// The SQLite store and the PostgreSQL cluster, for ``MockServer``: what `--store` names beyond memory.
+package struct StoreOpener: DurableStoreOpener {
+    package init() {}
+
+    package func open(
+        _ setting: RecordingStoreSetting,
+        configuration: ServerConfiguration,
+        backPressure: RecordingBackPressure,
+        started: inout StartedParts,
+        logger: Logger
+    ) async throws -> OpenedStore {
+        switch setting {
+        case .memory:
+            throw StartupError.store("--store memory needs no database")
+        case .sqlite(let path):
+            do {
+                let database = try SQLiteRecordStore(path: path, capacity: configuration.maxRecorded)
+                let restored = try database.load()
+                let sink = WriterThreadSink(name: "sqlite", writer: database, backPressure: backPressure)
+                started.started { _ = await sink.finish(timeout: MockServer.sinkFlushBound) }
+                return OpenedStore(sink: sink, restored: restored)
+            } catch {
+                throw StartupError.store("\(error)")
+            }
+        case .postgres(let address):
+            do throws(any Error) {
+                let cluster = try await PostgresCluster.connect(
+                    address: address, replica: configuration.replicaName, capacity: configuration.maxRecorded, logger: logger
+                )
+                started.started { await cluster.stop() }
+                let sink = try await cluster.makeRecordSink(backPressure: backPressure)
+                // Its last batches are written on the cluster's connections: stopped before the cluster is.
+                started.started { _ = await sink.finish(timeout: MockServer.sinkFlushBound) }
+                return OpenedStore(sink: sink, shared: try await cluster.loadRecordings(), cluster: cluster)
+            } catch {
+                throw StartupError.store("\(error)")
+            }
+        }
+    }
+}
+
+extension PostgresCluster: ClusterMember {
+    package func describe(_ error: any Error) -> String {
+        PostgresConnector.describe(error)
+    }
+}
