@@ -46,9 +46,15 @@ ensure_python_module() {
     || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "$@" >&2
 }
 
-# The independent HTTP/2 clients and tools the tests talk to the server with.
+# Everything the test suite needs: the build's dependencies and the test tools.
 ensure_test_dependencies() {
   ensure_build_dependencies
+  ensure_test_tools
+}
+
+# The independent HTTP/2 clients and tools the tests talk to the server with (not needed to build, so
+# scripts/test installs them while it builds).
+ensure_test_tools() {
   ensure_apt nghttp2-client curl openssl python3 python3-pip docker-compose
   # The inspector's test drives headless Chromium through Debian's chromedriver.
   ensure_apt chromium chromium-driver
