@@ -1,4 +1,3 @@
-import APNsMock
 import APNsMockServer
 
 extension MockAPNs {
@@ -37,10 +36,12 @@ extension MockAPNs {
             configuration.threads = 1
             configuration.logLevel = .warning
             configuration.shutdownGracePeriod = .seconds(2)
-            let names = ConfigurationKey.allCases.filter { $0 != .config }.map(\.rawValue)
             for (name, value) in settings.sorted(by: { $0.key < $1.key }) {
-                guard let key = ConfigurationKey(rawValue: name), key != .config else {
-                    throw MockConfigurationRejected(setting: name, message: "unknown setting; " + NearMiss.suggestion(for: name, among: names))
+                let key: ConfigurationKey
+                do {
+                    key = try ConfigurationKey.named(name)
+                } catch {
+                    throw MockConfigurationRejected(setting: name, message: error.message)
                 }
                 do {
                     try key.apply(value, to: &configuration, source: name)

@@ -786,16 +786,22 @@ struct ContainerFilesTests {
     /// The provider and admin ports from the "listening" log line: the https:// URL is the provider port,
     /// the http:// URL the admin API (the line's layout may change; the URLs stay).
     static func listeningPorts(in log: String) -> (provider: Int, admin: Int)? {
+        listeningAddresses(in: log).map { ($0["provider"]!, $0["admin"]!) }
+    }
+
+    /// Every port of the "listening" log line by its key: `provider`, `channels` and `admin`.
+    static func listeningAddresses(in log: String) -> [String: Int]? {
         guard let line = log.split(separator: "\n").first(where: { $0.contains("listening") }) else { return nil }
-        // By key (`provider=https://…`, or `"provider":"https://…"` in JSON logs): the line names the
-        // channel-management port too.
+        // By key (`provider=https://…`, or `"provider":"https://…"` in JSON logs).
         func port(of key: String, after scheme: String) -> Int? {
             guard let range = line.range(of: #"\#(key)"?[=:]"?\#(scheme)://[^\s"',]+:([0-9]+)"#, options: .regularExpression) else { return nil }
             let url = line[range]
             return Int(url[url.index(after: url.lastIndex(of: ":")!)...])
         }
-        guard let provider = port(of: "provider", after: "https"), let admin = port(of: "admin", after: "http") else { return nil }
-        return (provider, admin)
+        guard let provider = port(of: "provider", after: "https"), let channels = port(of: "channels", after: "https"),
+            let admin = port(of: "admin", after: "http")
+        else { return nil }
+        return ["provider": provider, "channels": channels, "admin": admin]
     }
 
     @Test(.timeLimit(.minutes(2)))

@@ -5,19 +5,6 @@ import Testing
 /// with one line naming the setting and the port, exit status 1, and nothing from SwiftNIO.
 @Suite("Start-up of the binary")
 struct StartupTests {
-    /// The provider, channel-management and admin ports of a mock's start-up line.
-    static func ports(in log: String) -> [String: Int]? {
-        guard let line = log.split(separator: "\n").first(where: { $0.contains("apns-mock listening") }) else { return nil }
-        var ports: [String: Int] = [:]
-        for key in ["provider", "channels", "admin"] {
-            guard let match = line.firstMatch(of: try! Regex("\(key)=[a-z]+://[^ ]+:([0-9]+)")),
-                let port = match.output[1].substring.flatMap({ Int($0) })
-            else { return nil }
-            ports[key] = port
-        }
-        return ports
-    }
-
     static func launch(_ arguments: [String]) async throws -> LaunchedProcess {
         try await LaunchedProcess(
             executable: try ContainerFilesTests.builtBinary(),
@@ -30,7 +17,7 @@ struct StartupTests {
     static func listening(_ process: LaunchedProcess) async throws -> [String: Int] {
         try await poll(timeout: .seconds(60), "the start-up line") { () -> [String: Int]? in
             if let status = process.exitStatus { throw TestFailure("apns-mock exited \(status)\n\(process.output)") }
-            return ports(in: process.stderr)
+            return ContainerFilesTests.listeningAddresses(in: process.stderr)
         }
     }
 

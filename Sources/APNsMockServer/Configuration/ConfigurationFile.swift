@@ -33,12 +33,11 @@ enum ConfigurationFile {
         for (keyNode, valueNode) in mapping {
             let name = keyNode.string ?? ""
             let source = "\(path):\(line(of: keyNode)): \(name)"
-            guard let key = ConfigurationKey(rawValue: name), key != .config else {
-                throw ConfigurationError(
-                    source: source,
-                    message: "unknown setting; "
-                        + NearMiss.suggestion(for: name, among: ConfigurationKey.allCases.filter { $0 != .config }.map(\.rawValue))
-                )
+            let key: ConfigurationKey
+            do {
+                key = try ConfigurationKey.named(name)
+            } catch {
+                throw ConfigurationError(source: source, message: error.message)
             }
             let value: String
             switch valueNode {

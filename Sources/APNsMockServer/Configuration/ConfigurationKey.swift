@@ -151,6 +151,17 @@ package enum ConfigurationKey: String, CaseIterable, Sendable {
         }
     }
 
+    /// The setting a configuration file or the testing module names (a flag's name without dashes; `config`
+    /// cannot name itself), or why there is none, with the nearest name.
+    package static func named(_ name: String) throws(ConfigurationError.Detail) -> ConfigurationKey {
+        guard let key = ConfigurationKey(rawValue: name), key != .config else {
+            throw ConfigurationError.Detail(
+                "unknown setting; " + NearMiss.suggestion(for: name, among: allCases.filter { $0 != .config }.map(\.rawValue))
+            )
+        }
+        return key
+    }
+
     /// Applies a textual value to a configuration; `source` names the flag or variable for error messages.
     package func apply(_ text: String, to configuration: inout ServerConfiguration, source: String) throws(ConfigurationError) {
         func fail(_ message: String) -> ConfigurationError {
