@@ -156,9 +156,7 @@ package final class MockServer: Sendable {
                     "--store \(path(of: configuration.store)): this build keeps recordings in memory only; the apns-mock binary has the SQLite and PostgreSQL stores"
                 )
             }
-            let opened = try await stores.open(
-                configuration.store, configuration: configuration, backPressure: backPressure, started: &started, logger: logger
-            )
+            let opened = try await stores.open(configuration: configuration, backPressure: backPressure, started: &started, logger: logger)
             sinks.append(opened.sink)
             restored = opened.restored
             fromCluster = opened.shared

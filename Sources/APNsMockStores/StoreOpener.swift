@@ -7,13 +7,12 @@ package struct StoreOpener: DurableStoreOpener {
     package init() {}
 
     package func open(
-        _ setting: RecordingStoreSetting,
         configuration: ServerConfiguration,
         backPressure: RecordingBackPressure,
         started: inout StartedParts,
         logger: Logger
     ) async throws -> OpenedStore {
-        switch setting {
+        switch configuration.store {
         case .memory:
             throw StartupError.store("--store memory needs no database")
         case .sqlite(let path):

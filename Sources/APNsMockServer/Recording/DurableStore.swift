@@ -5,10 +5,9 @@ import Logging
 /// the `APNsMockStores` target, which the executable links and hands to ``MockServer/start(configuration:stores:logger:)``,
 /// so the server, and the testing module with it, builds without them.
 package protocol DurableStoreOpener: Sendable {
-    /// Opens the store `setting` names. What it starts (writer threads, database connections) it notes in
-    /// `started`, so that a later failure of the start stops it again.
+    /// Opens the store `configuration.store` names. What it starts (writer threads, database connections) it
+    /// notes in `started`, so that a later failure of the start stops it again.
     func open(
-        _ setting: RecordingStoreSetting,
         configuration: ServerConfiguration,
         backPressure: RecordingBackPressure,
         started: inout StartedParts,
