@@ -339,27 +339,14 @@ public final class NotificationProcessor: Sendable {
 
         var streamFault: StreamFault?
         var faultNotes: [String] = []
-        for fault in scripted?.faults ?? [] {
-            switch fault {
-            case .goAway(let errorCode, let lastStreamID, let debugData):
-                actions += [.goAway(errorCode: errorCode, lastStreamID: lastStreamID, debugData: debugData), .close]
-                faultNotes.append("GOAWAY \(Self.errorName(errorCode))\(debugData.isEmpty ? "" : " " + debugData), then close")
-            case .resetStream(let errorCode):
-                streamFault = .reset(errorCode: errorCode)
-                faultNotes.append("RST_STREAM \(Self.errorName(errorCode))")
-            case .drop:
-                actions.append(.drop)
-                faultNotes.append("connection dropped")
-            case .hang:
-                streamFault = .hang
-                faultNotes.append("no answer (hang)")
-            case .setMaxConcurrentStreams(let value):
-                actions.append(.setMaxConcurrentStreams(value))
-                faultNotes.append("SETTINGS_MAX_CONCURRENT_STREAMS \(value)")
-            case .closeAfterAnswer:
-                actions += [.goAway(errorCode: 0, lastStreamID: nil, debugData: ""), .close]
-                faultNotes.append("GOAWAY NO_ERROR and close after the answer")
+        if let faults = scripted?.faults, !faults.isEmpty {
+            var effects = ScenarioFault.Effects()
+            for fault in faults {
+                fault.apply(to: &effects)
+                faultNotes.append(fault.note)
             }
+            streamFault = effects.streamFault
+            actions += effects.actions
         }
         // A stream fault or a dropped connection means the answer never reaches the client.
         if streamFault != nil || actions.contains(.drop) { response = nil }
@@ -455,8 +442,6 @@ public final class NotificationProcessor: Sendable {
             idHeader: isBroadcastAPI ? .requestID : .apnsID, channelID: channelID, successBody: successBody
         )
     }
-
-    static func errorName(_ code: UInt32) -> String { HTTP2ErrorCodeName.name(of: code) }
 
     /// The payload's warnings, from the connection's memo when the same payload comes again with the same headers
     /// (a load test repeats one payload, and scanning it again for every push was a large part of a push's cost).

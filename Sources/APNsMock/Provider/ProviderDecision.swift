@@ -1,23 +1,3 @@
-/// Something the connection must do besides (or instead of) answering a stream.
-public enum ConnectionAction: Sendable, Equatable {
-    /// Send GOAWAY with this error code, last stream id (`nil`: the last one processed) and debug data.
-    case goAway(errorCode: UInt32, lastStreamID: Int32?, debugData: String)
-    /// Close the TCP connection once pending frames are written.
-    case close
-    /// Send a SETTINGS frame with a new SETTINGS_MAX_CONCURRENT_STREAMS.
-    case setMaxConcurrentStreams(UInt32)
-    /// Close the TCP connection at once, without another frame (a scripted network fault).
-    case drop
-}
-
-/// What happens to the request's own stream when it gets no answer.
-public enum StreamFault: Sendable, Equatable {
-    /// RST_STREAM with this HTTP/2 error code.
-    case reset(errorCode: UInt32)
-    /// Never answer; the stream stays open until the client gives up or the connection closes.
-    case hang
-}
-
 /// Everything a connection keeps between its requests: authentication and the scenario's connection rules.
 public struct ProviderConnectionState: Sendable {
     public var auth: ConnectionAuthState

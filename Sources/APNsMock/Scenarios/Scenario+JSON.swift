@@ -107,20 +107,8 @@ extension RuleStep {
         }
         if let delay { object["delay"] = Scenario.json(delay) }
         for fault in faults {
-            switch fault {
-            case .goAway(let errorCode, let lastStreamID, let debugData):
-                var goAway: [String: Any] = [
-                    "errorCode": HTTP2ErrorCodeName.jsonValue(errorCode), "debugData": debugData,
-                ]
-                if let lastStreamID { goAway["lastStreamId"] = Int(lastStreamID) }
-                object["goaway"] = goAway
-            case .resetStream(let errorCode):
-                object["reset"] = ["errorCode": HTTP2ErrorCodeName.jsonValue(errorCode)]
-            case .drop: object["drop"] = true
-            case .hang: object["hang"] = true
-            case .setMaxConcurrentStreams(let limit): object["maxConcurrentStreams"] = Int(limit)
-            case .closeAfterAnswer: object["closeConnection"] = true
-            }
+            let (key, value) = fault.jsonEntry
+            object[key] = value
         }
         return object
     }

@@ -16,6 +16,86 @@ public enum ScenarioFault: Sendable, Equatable {
     case closeAfterAnswer
 }
 
+/// Something the connection must do besides (or instead of) answering a stream.
+public enum ConnectionAction: Sendable, Equatable {
+    /// Send GOAWAY with this error code, last stream id (`nil`: the last one processed) and debug data.
+    case goAway(errorCode: UInt32, lastStreamID: Int32?, debugData: String)
+    /// Close the TCP connection once pending frames are written.
+    case close
+    /// Send a SETTINGS frame with a new SETTINGS_MAX_CONCURRENT_STREAMS.
+    case setMaxConcurrentStreams(UInt32)
+    /// Close the TCP connection at once, without another frame (a scripted network fault).
+    case drop
+}
+
+/// What happens to the request's own stream when it gets no answer.
+public enum StreamFault: Sendable, Equatable {
+    /// RST_STREAM with this HTTP/2 error code.
+    case reset(errorCode: UInt32)
+    /// Never answer; the stream stays open until the client gives up or the connection closes.
+    case hang
+}
+
+/// What a scripted fault does, in one place: how it shows (``note``, ``jsonEntry``) and what it asks of the
+/// request's stream and of its connection (``apply(to:)``). A new fault is a case here, its spelling in
+/// `ScenarioParser+Rules.swift`, and, when it needs a connection behaviour no ``ConnectionAction`` has yet,
+/// that behaviour in the provider connection's state machine; then its test.
+extension ScenarioFault {
+    /// What faults ask of one request's stream and connection, gathered from a rule step's faults in order.
+    public struct Effects: Sendable, Equatable {
+        public var streamFault: StreamFault?
+        public var actions: [ConnectionAction] = []
+
+        public init() {}
+    }
+
+    /// Adds what this fault asks for.
+    public func apply(to effects: inout Effects) {
+        switch self {
+        case .goAway(let errorCode, let lastStreamID, let debugData):
+            effects.actions += [.goAway(errorCode: errorCode, lastStreamID: lastStreamID, debugData: debugData), .close]
+        case .resetStream(let errorCode):
+            effects.streamFault = .reset(errorCode: errorCode)
+        case .drop:
+            effects.actions.append(.drop)
+        case .hang:
+            effects.streamFault = .hang
+        case .setMaxConcurrentStreams(let value):
+            effects.actions.append(.setMaxConcurrentStreams(value))
+        case .closeAfterAnswer:
+            effects.actions += [.goAway(errorCode: 0, lastStreamID: nil, debugData: ""), .close]
+        }
+    }
+
+    /// What the recording says was done (`faults`, and why there was no answer).
+    public var note: String {
+        switch self {
+        case .goAway(let errorCode, _, let debugData):
+            "GOAWAY \(HTTP2ErrorCodeName.name(of: errorCode))\(debugData.isEmpty ? "" : " " + debugData), then close"
+        case .resetStream(let errorCode): "RST_STREAM \(HTTP2ErrorCodeName.name(of: errorCode))"
+        case .drop: "connection dropped"
+        case .hang: "no answer (hang)"
+        case .setMaxConcurrentStreams(let value): "SETTINGS_MAX_CONCURRENT_STREAMS \(value)"
+        case .closeAfterAnswer: "GOAWAY NO_ERROR and close after the answer"
+        }
+    }
+
+    /// The fault as a rule step's key and value, as `GET /admin/scenario` shows it (the scenario file's spelling).
+    public var jsonEntry: (key: String, value: Any) {
+        switch self {
+        case .goAway(let errorCode, let lastStreamID, let debugData):
+            var goAway: [String: Any] = ["errorCode": HTTP2ErrorCodeName.jsonValue(errorCode), "debugData": debugData]
+            if let lastStreamID { goAway["lastStreamId"] = Int(lastStreamID) }
+            return ("goaway", goAway)
+        case .resetStream(let errorCode): return ("reset", ["errorCode": HTTP2ErrorCodeName.jsonValue(errorCode)])
+        case .drop: return ("drop", true)
+        case .hang: return ("hang", true)
+        case .setMaxConcurrentStreams(let limit): return ("maxConcurrentStreams", Int(limit))
+        case .closeAfterAnswer: return ("closeConnection", true)
+        }
+    }
+}
+
 /// HTTP/2 error codes (RFC 9113 §7) by name, for scenario files and for showing a scenario.
 /// RFC 9113's error code names, for scenario files, recordings and logs.
 public enum HTTP2ErrorCodeName {
