@@ -207,17 +207,13 @@ package final class MockServer: Sendable {
                     port: port,
                     group: group,
                     sslContext: sslContext,
-                    processor: processor,
-                    recorder: recorder,
-                    settings: configuration.http2,
-                    limits: configuration.requestLimits,
-                    sessionLimits: configuration.sessionLimits,
-                    connectionLimits: configuration.connectionLimits,
-                    tracker: tracker,
-                    metrics: metrics,
                     acceptAnyClientCertificate: configuration.acceptAnyClientCertificate,
-                    service: service,
-                    logger: logger
+                    setup: ProviderConnectionSetup(
+                        processor: processor, recorder: recorder, settings: configuration.http2,
+                        requestLimits: configuration.requestLimits, sessionLimits: configuration.sessionLimits,
+                        connectionLimits: configuration.connectionLimits, tracker: tracker, metrics: metrics, logger: logger,
+                        service: service
+                    )
                 )
                 return listener
             } catch {
@@ -291,7 +287,7 @@ package final class MockServer: Sendable {
         adminLogger.logLevel = max(logger.logLevel, .notice)
         let application = Application(
             router: router,
-            server: .http1(configuration: .init(idleTimeout: ProviderConnectionHandler.timeAmount(configuration.adminReadTimeout))),
+            server: .http1(configuration: .init(idleTimeout: TimeAmount(configuration.adminReadTimeout))),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.adminHost, port: configuration.adminPort),
                 serverName: nil

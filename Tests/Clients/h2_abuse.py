@@ -6,7 +6,9 @@ error code N, or {"goaway": false} when the connection closed (or went quiet for
   h2_abuse.py --port P --ca Certs/ca.pem --case CASE
 
 Cases (h2spec's numbering where it has one):
-  bad-preface         random bytes instead of the connection preface (3.5/2)
+  bad-preface         random bytes instead of the connection preface
+  invalid-preface     h2spec's own invalid preface, "INVALID CONNECTION PREFACE" (3.5/2)
+  broken-preface      a preface that starts as HTTP/2's and then goes wrong
   continuation-flood  HEADERS followed by endless CONTINUATION frames
   data-on-closed      a request answered in full, then DATA on its stream (5.1/11)
   headers-on-closed   a request answered in full, then HEADERS on its stream (5.1/12)
@@ -83,6 +85,10 @@ def main() -> int:
     encoder = Encoder()
     if args.case == "bad-preface":
         sock.sendall(bytes(range(1, 64)))
+    elif args.case == "invalid-preface":
+        sock.sendall(b"INVALID CONNECTION PREFACE\r\n\r\n")
+    elif args.case == "broken-preface":
+        sock.sendall(b"PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n")
     elif args.case == "continuation-flood":
         headers = encoder.encode([(":method", "POST"), (":scheme", "https"), (":path", "/3/device/00"), (":authority", "x")])
         data = PREFACE + SettingsFrame(0).serialize() + HeadersFrame(1, data=headers).serialize()

@@ -143,7 +143,7 @@ package enum ConfigurationKey: String, CaseIterable, Sendable {
         case .handshakeTimeout:
             return "How long (seconds, or 10s) a new connection gets to finish TLS and send the HTTP/2 preface before it is closed. Default 10."
         case .idleTimeout:
-            return "How long (seconds, or 1h) a connection may send nothing before GOAWAY {\"reason\":\"IdleTimeout\"} closes it; 0: never. Default 3600."
+            return "How long (seconds, or 1h) a connection may send nothing, with no stream waiting for its answer, before GOAWAY {\"reason\":\"IdleTimeout\"} closes it; 0: never. Default 3600."
         case .maxConnections: return "Provider connections open at once; one more is closed at once (and counted). Default 10000."
         case .adminReadTimeout:
             return "How long (seconds, or 30s) the admin port waits for a request that is still arriving, or for the next one, before closing. Default 30."

@@ -50,18 +50,18 @@ package struct HTTP2RequestLimits: Sendable, Equatable {
 
 /// Something the session learned while reading that the connection handler must act on.
 ///
-/// Each names its stream's state rather than carrying copies of the request and the outcome: a request and an
-/// outcome together are over 300 bytes, and moving them into the event list, reversing it and taking them out
-/// again showed in profiles (`memmove`). The session reuses a stream's state only once no
-/// event holds it.
+/// Each names its stream's state rather than carrying a copy of the request, which with its buffers is the larger
+/// part of a stream; the session reuses a stream's state only once no event holds it. A `.finished` event carries
+/// the outcome, moved out of the stream, so that it travels with the event to the one place that records it.
 enum HTTP2SessionEvent {
     /// A request is complete (or its body passed the hard bound): it needs an answer.
     case request(HTTP2ServerSession.Stream)
     /// A stream ended before its request did: record it, there is nothing to answer.
     case abandoned(HTTP2ServerSession.Stream, because: String)
-    /// A decided answer's fate is known (the stream's `outcome`): its last frame was handed to the socket layer,
-    /// or the stream or the connection closed before it could be (then `delivery` says why).
-    case finished(HTTP2ServerSession.Stream, AnswerDelivery)
+    /// A decided answer's fate is known: its last frame was handed to the socket layer, or the stream or the
+    /// connection closed before it could be (then `delivery` says why). The outcome kept for it (`keep`) comes
+    /// with the event, moved out of the stream.
+    case finished(HTTP2ServerSession.Stream, RecordingOutcome, AnswerDelivery)
     /// libnghttp2 itself ended the connection with GOAWAY (a limit of its own, or a protocol error by the peer).
     case libraryGoAway(errorCode: UInt32, lastStreamID: Int32)
 }
@@ -97,9 +97,9 @@ final class HTTP2ServerSession {
         fileprivate var resetAfterAnswer = false
         fileprivate var responseBody: [UInt8] = []
         fileprivate var responseBodyOffset = 0
-        /// What the decided answer's recording needs (`attach`); kept once its fate is known, for the `.finished`
-        /// event's handler to record.
-        fileprivate(set) var outcome: RecordingOutcome?
+        /// What the decided answer's recording needs (`keep`), the answer included: it leaves with the `.finished`
+        /// event once its fate is known.
+        fileprivate var outcome: RecordingOutcome?
         /// `outcome` waits for the answer's last frame to be sent, or the stream to close without it.
         fileprivate var awaitingDelivery = false
         /// Closed by libnghttp2 or with the session: answers and outcomes are no longer taken.
@@ -108,13 +108,6 @@ final class HTTP2ServerSession {
         fileprivate init(id: Int32) {
             self.id = id
         }
-
-        /// The outcome, moved out for the `.finished` event's recording: reading `outcome` copied it, and the
-        /// stream's reuse released it later.
-        func takeOutcome() -> RecordingOutcome? { outcome.take() }
-
-        /// Gives back an outcome taken to be read in place (the answer it carries, sent from it).
-        func restoreOutcome(_ taken: consuming RecordingOutcome) { outcome = consume taken }
 
         /// Calls `body` with the request as received so far (all of it once the request has ended), in place: not
         /// copied, since a copy retained and released both buffers, nor moved out and back, which copied the whole
@@ -324,7 +317,7 @@ final class HTTP2ServerSession {
             stream.isClosed = true
             if stream.awaitingDelivery {
                 stream.awaitingDelivery = false
-                events.append(.finished(stream, .notSent(because: reason)))
+                events.append(finished(stream, .notSent(because: reason)))
             } else if !stream.answered, !stream.awaitingAnswer {
                 events.append(.abandoned(stream, because: reason))
             }
@@ -347,17 +340,15 @@ final class HTTP2ServerSession {
     /// Bytes libnghttp2 has freed into this session's memory pool and not taken again.
     var pooledMemoryBytes: Int { memory.pooledBytes }
 
-    /// Whether the stream is still open (not reset by the client, not closed with its connection).
-    func isOpen(_ streamID: Int32) -> Bool {
-        stream(streamID) != nil
-    }
+    /// Streams open now: a connection with any is not silent, whatever the client sends.
+    var openStreams: Int { streams.count }
 
     // MARK: Answers and connection control
 
-    /// Keeps what a stream's recording needs until its answer's last frame is sent, or the stream closes first;
-    /// either way a `.finished` event hands the stream back with it. Returns the outcome back, keeping nothing,
+    /// Keeps what a stream's recording needs, its answer included, until the answer's last frame is sent or the
+    /// stream closes first; either way a `.finished` event hands it back. Returns the outcome, keeping nothing,
     /// when the stream has closed; `nil` when the stream keeps it.
-    func attach(_ outcome: consuming RecordingOutcome, to stream: Stream) -> RecordingOutcome? {
+    func keep(_ outcome: consuming RecordingOutcome, for stream: Stream) -> RecordingOutcome? {
         guard session != nil, !stream.isClosed else { return outcome }
         if !stream.awaitingDelivery { streamsAwaitingDelivery += 1 }
         stream.awaitingDelivery = true
@@ -365,14 +356,30 @@ final class HTTP2ServerSession {
         return nil
     }
 
-    /// Queues the answer for a stream: a lone HEADERS frame for a 200, HEADERS + one DATA frame otherwise.
-    /// Returns `false` when the stream is closed or libnghttp2 refused the answer.
+    /// The `.finished` event for a stream whose kept outcome's fate is known: the outcome moves into the event.
+    private func finished(_ stream: Stream, _ delivery: AnswerDelivery) -> HTTP2SessionEvent {
+        .finished(stream, stream.outcome.take() ?? .abandoned(at: 0, because: "no outcome was kept"), delivery)
+    }
+
+    /// What an answer handed to libnghttp2 said, for the metrics.
+    struct SubmittedAnswer {
+        var status: Int
+        var reason: Reason?
+    }
+
+    /// Queues the answer the stream keeps (`keep`): a lone HEADERS frame for a 200, HEADERS + one DATA frame
+    /// otherwise. `nil` when the stream is closed, keeps no answer, or libnghttp2 refused it.
     ///
     /// Takes the stream its request event named rather than its ID: a stream held by an event is not reused for
     /// another ID (`beginHeaders` takes only spares nothing else holds), and an open one is the table's.
-    @discardableResult
-    func respond(to stream: Stream, with response: APNsResponse) -> Bool {
-        guard let session, !stream.isClosed, !stream.answered else { return false }
+    func respond(to stream: Stream) -> SubmittedAnswer? {
+        guard stream.outcome.isSome, stream.outcome!.response.isSome else { return nil }
+        // Read in place (`inout` reaches the stored answer without copying its strings).
+        return submit(&stream.outcome!.response!, on: stream)
+    }
+
+    private func submit(_ response: inout APNsResponse, on stream: Stream) -> SubmittedAnswer? {
+        guard let session, !stream.isClosed, !stream.answered else { return nil }
         let streamID = stream.id
         stream.answered = true
         lastAnsweredStreamID = max(lastAnsweredStreamID, streamID)
@@ -436,7 +443,7 @@ final class HTTP2ServerSession {
                 }
             }
         }
-        return submitted == 0
+        return submitted == 0 ? SubmittedAnswer(status: response.status, reason: response.reason) : nil
     }
 
     /// The ID headers an answer carries, by name.
@@ -512,6 +519,15 @@ final class HTTP2ServerSession {
             + [UInt8(truncatingIfNeeded: errorCode >> 24), UInt8(truncatingIfNeeded: errorCode >> 16),
                UInt8(truncatingIfNeeded: errorCode >> 8), UInt8(truncatingIfNeeded: errorCode)]
     }
+
+    /// What a client that speaks HTTP/1.1 gets: a readable answer saying to use HTTP/2, instead of binary frames.
+    static let http1VersionNotSupported: [UInt8] = {
+        let message = "apns-mock speaks HTTP/2 only, as APNs does: use an HTTP/2 client (ALPN h2, e.g. curl --http2).\n"
+        return Array(
+            ("HTTP/1.1 505 HTTP Version Not Supported\r\ncontent-type: text/plain\r\nconnection: close\r\n"
+                + "content-length: \(message.utf8.count)\r\n\r\n\(message)").utf8
+        )
+    }()
 
     /// The highest stream id libnghttp2 has processed (received) so far.
     var lastReceivedStreamID: Int32 {
@@ -623,7 +639,7 @@ final class HTTP2ServerSession {
             // The answer's last frame is in the bytes about to be written: it counts as sent.
             stream.awaitingDelivery = false
             streamsAwaitingDelivery -= 1
-            events.append(.finished(stream, .sent))
+            events.append(finished(stream, .sent))
         }
         guard streamsToResetAfterAnswer > 0, let session, stream.resetAfterAnswer else { return }
         stream.resetAfterAnswer = false
@@ -651,7 +667,7 @@ final class HTTP2ServerSession {
             let why = errorCode == 0
                 ? "the stream closed before the answer was sent"
                 : "the stream was closed (HTTP/2 error \(Self.errorName(errorCode))) before the answer was sent"
-            events.append(.finished(stream, .notSent(because: why)))
+            events.append(finished(stream, .notSent(because: why)))
         } else if !stream.answered, !stream.awaitingAnswer {
             let why = errorCode == 0
                 ? "stream closed before the request ended"
@@ -728,14 +744,19 @@ final class HTTP2ServerSession {
 
     static func errorName(_ code: UInt32) -> String { HTTP2ErrorCodeName.name(of: code) }
 
-    /// `GET / HTTP/1.1`-style: an upper-case method token and a space.
+    /// `GET / HTTP/1.1`-style: one of HTTP/1.1's methods (RFC 9110 §9) and a space. Any other upper-case word is
+    /// not taken for one: h2spec's `INVALID CONNECTION PREFACE` and a broken `PRI * HTTP/2.0` get GOAWAY
+    /// PROTOCOL_ERROR, as RFC 9113 §3.4 asks.
     static func looksLikeHTTP1RequestLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var index = 0
-        while index < bytes.count, index < 16, bytes[index] >= UInt8(ascii: "A"), bytes[index] <= UInt8(ascii: "Z") {
+        while index < bytes.count, index < 8, bytes[index] >= UInt8(ascii: "A"), bytes[index] <= UInt8(ascii: "Z") {
             index += 1
         }
-        return index > 0 && index < bytes.count && bytes[index] == UInt8(ascii: " ")
+        guard index > 0, index < bytes.count, bytes[index] == UInt8(ascii: " ") else { return false }
+        return http1Methods.contains(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<index]), as: UTF8.self))
     }
+
+    private static let http1Methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"]
 
     /// Calls `body` with the session behind libnghttp2's user data. Guaranteed, not retained: the session
     /// outlives every callback (see the type's comment), and a retain and release per callback (several per

@@ -23,17 +23,8 @@ final class ProviderListener: Sendable {
         port: Int,
         group: any EventLoopGroup,
         sslContext: NIOSSLContext,
-        processor: NotificationProcessor,
-        recorder: Recorder,
-        settings: HTTP2Settings,
-        limits: HTTP2RequestLimits,
-        sessionLimits: HTTP2SessionLimits,
-        connectionLimits: ProviderConnectionLimits,
-        tracker: ConnectionTracker,
-        metrics: ProviderMetrics,
         acceptAnyClientCertificate: Bool,
-        service: ConnectionInfo.Service = .provider,
-        logger: Logger
+        setup: ProviderConnectionSetup
     ) async throws -> ProviderListener {
         let quiescing = ServerQuiescingHelper(group: group)
         let channel = try await ServerBootstrap(group: group)
@@ -54,19 +45,7 @@ final class ProviderListener: Sendable {
                             promise.succeed(.certificateVerified)
                         })
                         : NIOSSLServerHandler(context: sslContext)
-                    let http2 = ProviderConnectionHandler(
-                        processor: processor,
-                        recorder: recorder,
-                        settings: settings,
-                        limits: limits,
-                        sessionLimits: sessionLimits,
-                        connectionLimits: connectionLimits,
-                        tracker: tracker,
-                        metrics: metrics,
-                        logger: logger,
-                        service: service,
-                        identify: CertificateIdentityReader.identity(of:)
-                    )
+                    let http2 = ProviderConnectionHandler(setup)
                     try channel.pipeline.syncOperations.addHandlers(tls, http2)
                 }
             }

@@ -49,6 +49,19 @@ struct HTTP2Frame: Sendable, CustomStringConvertible {
     private static func uint32(_ bytes: [UInt8], at offset: Int) -> UInt32 {
         bytes[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) }
     }
+
+    /// The whole frames at the start of `bytes`, taken out of it; a partial frame stays for more bytes.
+    static func take(from bytes: inout [UInt8]) -> [HTTP2Frame] {
+        var frames: [HTTP2Frame] = []
+        while bytes.count >= 9 {
+            let length = Int(bytes[0]) << 16 | Int(bytes[1]) << 8 | Int(bytes[2])
+            guard bytes.count >= 9 + length else { break }
+            let streamID = bytes[5..<9].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } & 0x7FFF_FFFF
+            frames.append(HTTP2Frame(type: bytes[3], flags: bytes[4], streamID: streamID, payload: Array(bytes[9..<9 + length])))
+            bytes.removeFirst(9 + length)
+        }
+        return frames
+    }
 }
 
 /// Writes client-side HTTP/2 frames by hand, for requests no well-behaved client library will send.
@@ -208,13 +221,7 @@ private final class RawInboundHandler: ChannelInboundHandler {
             return
         }
         pending += bytes
-        while pending.count >= 9 {
-            let length = Int(pending[0]) << 16 | Int(pending[1]) << 8 | Int(pending[2])
-            guard pending.count >= 9 + length else { break }
-            let streamID = pending[5..<9].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } & 0x7FFF_FFFF
-            inbox.yield(.frame(HTTP2Frame(type: pending[3], flags: pending[4], streamID: streamID, payload: Array(pending[9..<9 + length]))))
-            pending.removeFirst(9 + length)
-        }
+        for frame in HTTP2Frame.take(from: &pending) { inbox.yield(.frame(frame)) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
