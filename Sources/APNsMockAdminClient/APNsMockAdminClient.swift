@@ -147,6 +147,59 @@ public struct APNsMockAdminClient: APNsMockAdministration {
         try await send(.GET, "/admin/stats")
     }
 
+    @discardableResult
+    public func setState(_ state: MockDeviceState, ofDevice token: String) async throws -> MockDevice {
+        try await send(.PUT, "/admin/devices/\(Self.pathSegment(token))/state", body: Array(#"{"state":"\#(state.rawValue)"}"#.utf8))
+    }
+
+    public func received(by token: String) async throws -> [MockDelivery] {
+        struct Answer: Decodable { var received: [MockDelivery] }
+        let answer: Answer = try await send(.GET, "/admin/devices/\(Self.pathSegment(token))/received")
+        return answer.received
+    }
+
+    public func stored(for token: String) async throws -> [MockDelivery] {
+        struct Answer: Decodable { var stored: [MockDelivery] }
+        let answer: Answer = try await send(.GET, "/admin/devices/\(Self.pathSegment(token))/stored")
+        return answer.stored
+    }
+
+    public func delivery(id: String) async throws -> MockDelivery? {
+        let (status, body) = try await exchange(.GET, "/admin/delivery", query: [("apns-unique-id", id)])
+        if status == 404 { return nil }
+        return try decode(MockDelivery.self, status: status, body: body, request: "GET /admin/delivery")
+    }
+
+    public func waitForDelivery(to token: String, count: Int, timeout: Duration) async throws -> [MockDelivery] {
+        struct Answer: Decodable {
+            var received: [MockDelivery]
+            var stored: [MockDelivery]
+        }
+        let path = "/admin/devices/\(Self.pathSegment(token))/received/wait"
+        let query = [("count", String(count)), ("timeout", "\(Self.milliseconds(timeout))ms")]
+        let (status, body) = try await exchange(.GET, path, query: query, extraTime: timeout)
+        if status == 408 {
+            let answer = try decode(Answer.self, status: 200, body: body, request: "GET \(path)")
+            throw DeliveryWaitTimeout(token: token, expected: count, timeout: timeout, received: answer.received, stored: answer.stored)
+        }
+        return try decode(Answer.self, status: status, body: body, request: "GET \(path)").received
+    }
+
+    public func clockState() async throws -> MockClockState {
+        try await send(.GET, "/admin/clock")
+    }
+
+    @discardableResult
+    public func advanceClock(by duration: Duration) async throws -> MockClockState {
+        try await send(.POST, "/admin/clock", body: Array(#"{"advance":\#(Self.milliseconds(duration))}"#.utf8))
+    }
+
+    /// Whole milliseconds, at least 1 for a positive duration.
+    private static func milliseconds(_ duration: Duration) -> Int64 {
+        let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        return duration > .zero ? max(1, milliseconds) : milliseconds
+    }
+
     // MARK: HTTP
 
     private func send<Value: Decodable>(

@@ -106,7 +106,10 @@ package final class MockServer: Sendable {
             )
         }
         let authentication = try configuration.makeAuthenticationPolicy()
-        let scenario = ActiveScenario(channels: ChannelRegistry(limitPerApp: configuration.broadcast.maxChannelsPerApp))
+        let scenario = ActiveScenario(
+            channels: ChannelRegistry(limitPerApp: configuration.broadcast.maxChannelsPerApp),
+            delivery: configuration.delivery
+        )
         if let file = configuration.scenarioFile {
             do {
                 scenario.replace(with: try ScenarioLoader.load(file: file))
@@ -164,7 +167,7 @@ package final class MockServer: Sendable {
         }
         let liveFeed = LiveFeed()
         sinks.append(liveFeed)
-        let recorder = Recorder(capacity: configuration.maxRecorded, sinks: sinks, backPressure: backPressure)
+        let recorder = Recorder(capacity: configuration.maxRecorded, sinks: sinks, backPressure: backPressure, devices: scenario.devices)
         if !restored.isEmpty {
             recorder.store.restore(restored)
             logger.info(

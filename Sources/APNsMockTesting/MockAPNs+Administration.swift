@@ -73,7 +73,7 @@ extension MockAPNs {
     public func register(_ device: MockDevice) async throws {
         let body = try JSONEncoder().encode(device)
         do throws(DeviceJSONError) {
-            server.scenario.current.devices.add(try Device(json: Array(body)))
+            server.scenario.devices.add(try Device(json: Array(body)))
         } catch {
             throw AdminRequestFailed(request: "register", status: 400, message: error.message, parameter: error.field)
         }
@@ -82,24 +82,92 @@ extension MockAPNs {
     @discardableResult
     public func unregister(token: String, at date: Date) async throws -> MockDevice {
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        guard let device = server.scenario.current.devices.unregister(token: token, at: milliseconds) else {
+        guard let device = server.scenario.devices.unregister(token: token, at: milliseconds) else {
             throw AdminRequestFailed(request: "unregister", status: 404, message: "no device with token \(token)", parameter: "token")
         }
         return try Self.decode(device.jsonObject())
     }
 
     public func removeDevice(token: String) async throws {
-        guard server.scenario.current.devices.remove(token: token) != nil else {
+        guard server.scenario.devices.remove(token: token) != nil else {
             throw AdminRequestFailed(request: "removeDevice", status: 404, message: "no device with token \(token)", parameter: "token")
         }
     }
 
     public func devices() async throws -> [MockDevice] {
-        try server.scenario.current.devices.list().map { try Self.decode($0.jsonObject()) }
+        try server.scenario.devices.list().map { try Self.decode($0.jsonObject()) }
     }
 
     public func statistics() async throws -> MockStatistics {
         try Self.decode(server.admin.statisticsObject())
+    }
+
+    @discardableResult
+    public func setState(_ state: MockDeviceState, ofDevice token: String) async throws -> MockDevice {
+        guard let newState = DeviceState(rawValue: state.rawValue) else {
+            throw AdminRequestFailed(request: "setState", status: 400, message: "unknown state \(state.rawValue)", parameter: "state")
+        }
+        let changed: Device?
+        do throws(DeviceStateRefused) {
+            changed = try server.scenario.devices.setState(token: token, to: newState)
+        } catch {
+            throw AdminRequestFailed(request: "setState", status: 409, message: error.message, parameter: "state")
+        }
+        guard let device = changed else { throw Self.noDevice(token, call: "setState") }
+        return try Self.decode(device.jsonObject())
+    }
+
+    public func received(by token: String) async throws -> [MockDelivery] {
+        guard let received = server.scenario.devices.received(token: token) else { throw Self.noDevice(token, call: "received") }
+        return try received.map { try Self.decode($0.jsonObject()) }
+    }
+
+    public func stored(for token: String) async throws -> [MockDelivery] {
+        guard let stored = server.scenario.devices.stored(token: token) else { throw Self.noDevice(token, call: "stored") }
+        return try stored.map { try Self.decode($0.jsonObject()) }
+    }
+
+    public func delivery(id: String) async throws -> MockDelivery? {
+        let devices = server.scenario.devices
+        if let record = devices.delivery(id: id) { return try Self.decode(record.jsonObject()) }
+        guard let recording = server.store.notification(apnsID: id) ?? server.store.notification(uniqueID: id),
+            let record = DeliveryRecord(implied: recording, offset: devices.clock.offsetMilliseconds)
+        else { return nil }
+        var object = record.jsonObject()
+        object["simulated"] = false
+        return try Self.decode(object)
+    }
+
+    public func waitForDelivery(to token: String, count: Int, timeout: Duration) async throws -> [MockDelivery] {
+        let devices = server.scenario.devices
+        guard devices.device(token: token) != nil else { throw Self.noDevice(token, call: "waitForDelivery") }
+        let satisfied = await devices.waitForDeliveries(token: token, count: count, timeout: timeout)
+        let received: [MockDelivery] = try (devices.received(token: token) ?? []).map { try Self.decode($0.jsonObject()) }
+        guard satisfied else {
+            let stored: [MockDelivery] = try (devices.stored(token: token) ?? []).map { try Self.decode($0.jsonObject()) }
+            throw DeliveryWaitTimeout(token: token, expected: count, timeout: timeout, received: received, stored: stored)
+        }
+        return received
+    }
+
+    public func clockState() async throws -> MockClockState {
+        try Self.decode(server.scenario.clock.jsonObject())
+    }
+
+    @discardableResult
+    public func advanceClock(by duration: Duration) async throws -> MockClockState {
+        let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        do throws(ClockChangeRefused) {
+            try server.scenario.clock.advance(by: milliseconds)
+        } catch {
+            throw AdminRequestFailed(request: "advanceClock", status: 400, message: error.message, parameter: "advance")
+        }
+        server.scenario.devices.settle()
+        return try await clockState()
+    }
+
+    private static func noDevice(_ token: String, call: String) -> AdminRequestFailed {
+        AdminRequestFailed(request: call, status: 404, message: "no device with token \(token)", parameter: "token")
     }
 
     // MARK: Helpers

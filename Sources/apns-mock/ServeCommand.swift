@@ -80,6 +80,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-connections"), help: ArgumentHelp(ConfigurationKey.maxConnections.help)) var maxConnections: String?
     @Option(name: .customLong("admin-read-timeout"), help: ArgumentHelp(ConfigurationKey.adminReadTimeout.help)) var adminReadTimeout: String?
     @Option(help: ArgumentHelp(ConfigurationKey.scenario.help)) var scenario: String?
+    @Option(name: .customLong("stored-per-app"), help: ArgumentHelp(ConfigurationKey.storedPerApp.help)) var storedPerApp: String?
+    @Option(name: .customLong("max-storage"), help: ArgumentHelp(ConfigurationKey.maxStorage.help)) var maxStorage: String?
+    @Option(name: .customLong("background-budget"), help: ArgumentHelp(ConfigurationKey.backgroundBudget.help)) var backgroundBudget: String?
+    @Option(name: .customLong("low-priority-interval"), help: ArgumentHelp(ConfigurationKey.lowPriorityInterval.help))
+    var lowPriorityInterval: String?
 
     var flags: [ConfigurationKey: String] {
         let pairs: [(ConfigurationKey, String?)] = [
@@ -99,6 +104,8 @@ struct ServeCommand: AsyncParsableCommand {
             (.recordFile, recordFile), (.store, store), (.replica, replica), (.logFormat, logFormat), (.adminToken, adminToken),
             (.shutdownGracePeriod, shutdownGracePeriod), (.handshakeTimeout, handshakeTimeout), (.idleTimeout, idleTimeout),
             (.maxConnections, maxConnections), (.adminReadTimeout, adminReadTimeout), (.scenario, scenario),
+            (.storedPerApp, storedPerApp), (.maxStorage, maxStorage), (.backgroundBudget, backgroundBudget),
+            (.lowPriorityInterval, lowPriorityInterval),
         ]
         return Dictionary(uniqueKeysWithValues: pairs.compactMap { key, value in value.map { (key, $0) } })
     }

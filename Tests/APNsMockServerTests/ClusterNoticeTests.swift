@@ -39,6 +39,7 @@ struct ClusterNoticeTests {
         registry.apply(.deviceRemoved(token: "aa"))
         var unregistered = device
         unregistered.unregisteredAt = 5
+        unregistered.state = .appRemoved
         #expect(seen.changes == [.devicePut(device), .devicePut(unregistered), .deviceRemoved(token: "aa")])
         #expect(registry.count == 0)
 

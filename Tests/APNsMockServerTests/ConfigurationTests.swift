@@ -158,7 +158,8 @@ struct ConfigurationTests {
             .adminToken: "APNS_MOCK_ADMIN_TOKEN", .shutdownGracePeriod: "APNS_MOCK_SHUTDOWN_GRACE_PERIOD",
             .handshakeTimeout: "APNS_MOCK_HANDSHAKE_TIMEOUT", .idleTimeout: "APNS_MOCK_IDLE_TIMEOUT",
             .maxConnections: "APNS_MOCK_MAX_CONNECTIONS", .adminReadTimeout: "APNS_MOCK_ADMIN_READ_TIMEOUT",
-            .scenario: "APNS_MOCK_SCENARIO",
+            .scenario: "APNS_MOCK_SCENARIO", .storedPerApp: "APNS_MOCK_STORED_PER_APP", .maxStorage: "APNS_MOCK_MAX_STORAGE",
+            .backgroundBudget: "APNS_MOCK_BACKGROUND_BUDGET", .lowPriorityInterval: "APNS_MOCK_LOW_PRIORITY_INTERVAL",
         ]
         #expect(Set(expected.keys) == Set(ConfigurationKey.allCases))
         for key in ConfigurationKey.allCases {

@@ -12,7 +12,8 @@ struct ReadmeCommandsTests {
     struct ShellBlock: CustomStringConvertible {
         var line: Int
         var text: String
-        var description: String { "README.md:\(line)" }
+        var file = "README.md"
+        var description: String { "\(file):\(line)" }
     }
 
     /// Blocks not run here, each with why; everything else in a `sh` fence runs.
@@ -85,6 +86,46 @@ struct ReadmeCommandsTests {
         let blocks = Self.blocksToRun()
         let expected = Expectations(blocks)
         #expect(expected.statuses.count >= 6, "\(expected.statuses)")
+        let (result, leftBehind) = try await Self.run(blocks)
+        #expect(result.exitCode == 0, "\(result)")
+        let statuses = result.stdout.components(separatedBy: .newlines).filter { $0.hasPrefix("HTTP/2 ") }
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        #expect(statuses == expected.statuses, "\(result)")
+        for name in expected.headerNames {
+            #expect(result.stdout.lowercased().contains("\n" + name), "no '\(name)' header: \(result)")
+        }
+        for text in expected.texts {
+            #expect(result.stdout.contains(text), "the README promises '\(text)': \(result)")
+        }
+        #expect(result.stdout.contains("\"notifications\""), "the admin API's list is printed: \(result)")
+        // The blocks clean up after themselves.
+        #expect(leftBehind == ["Certs", "Scenarios", "scripts"], "the README's commands left \(leftBehind)")
+    }
+
+    /// The worked examples of docs/devices.md, run as written: every `# ` line of a block is a line the commands
+    /// print, in order.
+    @Test(.timeLimit(.minutes(3)))
+    func theDeviceGuidesExamplesWorkAsWritten() async throws {
+        let guide = try String(contentsOf: TestPaths.repositoryRoot.appendingPathComponent("docs/devices.md"), encoding: .utf8)
+        let blocks = Self.shellBlocks(of: guide).map { ShellBlock(line: $0.line, text: $0.text, file: "docs/devices.md") }
+        #expect(blocks.count == 3, "the guide's three worked examples: \(blocks)")
+        let promised = blocks.flatMap { $0.text.components(separatedBy: "\n").filter { $0.hasPrefix("# ") }.map { String($0.dropFirst(2)) } }
+        #expect(promised.count >= 8, "\(promised)")
+        let (result, _) = try await Self.run(blocks)
+        #expect(result.exitCode == 0, "\(result)")
+        var printed = result.stdout.components(separatedBy: "\n")[...]
+        for line in promised {
+            guard let index = printed.firstIndex(of: line) else {
+                Issue.record("docs/devices.md promises '\(line)' (in this order), which was not printed: \(result)")
+                break
+            }
+            printed = printed[(index + 1)...]
+        }
+    }
+
+    /// Starts the built binary on its default ports from the repository folder, and runs `blocks` in order in a
+    /// folder of their own; returns what they printed and what they left in the folder.
+    static func run(_ blocks: [ShellBlock]) async throws -> (ToolResult, [String]) {
         let binary = try ContainerFilesTests.builtBinary()
         let launched = try await LaunchedProcess(
             executable: binary,
@@ -96,7 +137,7 @@ struct ReadmeCommandsTests {
         _ = try await poll(timeout: .seconds(60), "the mock on its default ports") { () -> Bool? in
             if let status = launched.exitStatus { throw TestFailure("apns-mock exited \(status)\n\(launched.output)") }
             guard let ports = ContainerFilesTests.listeningPorts(in: launched.stderr) else { return nil }
-            #expect(ports.provider == 2197 && ports.admin == 8080, "the README's ports")
+            #expect(ports.provider == 2197 && ports.admin == 8080, "the documented ports")
             return true
         }
         // The blocks run in a folder of their own that looks like the checkout (its Certs/ and Scenarios/), where
@@ -117,18 +158,6 @@ struct ReadmeCommandsTests {
         let script = "set -euo pipefail\n" + blocks.map { "echo '--- \($0)' >&2\n" + $0.text }.joined(separator: "\n")
         let result = try await ExternalTool.run("bash", ["-c", script], workingDirectory: folder, timeout: .seconds(120))
         let leftBehind = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
-        #expect(result.exitCode == 0, "\(result)")
-        let statuses = result.stdout.components(separatedBy: .newlines).filter { $0.hasPrefix("HTTP/2 ") }
-            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-        #expect(statuses == expected.statuses, "\(result)")
-        for name in expected.headerNames {
-            #expect(result.stdout.lowercased().contains("\n" + name), "no '\(name)' header: \(result)")
-        }
-        for text in expected.texts {
-            #expect(result.stdout.contains(text), "the README promises '\(text)': \(result)")
-        }
-        #expect(result.stdout.contains("\"notifications\""), "the admin API's list is printed: \(result)")
-        // The blocks clean up after themselves.
-        #expect(leftBehind == ["Certs", "Scenarios", "scripts"], "the README's commands left \(leftBehind)")
+        return (result, leftBehind)
     }
 }

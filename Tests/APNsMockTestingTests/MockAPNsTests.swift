@@ -274,11 +274,14 @@ struct Provider {
     }
 
     /// Sends one push; `bearer` is a provider token (the mock's, unless given; `nil` sends none).
-    func push(to token: String, payload: String, bearer: String?? = .none) async throws -> (status: Int, body: String) {
+    func push(
+        to token: String, payload: String, bearer: String?? = .none, headers: [(String, String)] = []
+    ) async throws -> (status: Int, body: String, apnsID: String?, uniqueID: String?) {
         var request = HTTPClientRequest(url: mock.providerURL.absoluteString + "/3/device/" + token)
         request.method = .POST
         request.headers.add(name: "apns-topic", value: Self.topic)
         request.headers.add(name: "apns-push-type", value: "alert")
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
         let authorization: String? = switch bearer {
         case .none: try mock.providerToken()
         case .some(let given): given
@@ -288,6 +291,6 @@ struct Provider {
         let response = try await client.execute(request, timeout: .seconds(10))
         let body = try await response.body.collect(upTo: 64 * 1024)
         #expect(response.version == .http2)
-        return (Int(response.status.code), String(buffer: body))
+        return (Int(response.status.code), String(buffer: body), response.headers.first(name: "apns-id"), response.headers.first(name: "apns-unique-id"))
     }
 }

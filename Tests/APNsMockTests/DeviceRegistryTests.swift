@@ -156,7 +156,7 @@ struct DeviceRegistryTests {
         ),
         (
             #"{"token":"abcd","topic":"t","colour":"red"}"#,
-            "colour: unknown key; expected name, token, topic, environment or unregisteredAt"
+            "colour: unknown key; expected name, token, topic, environment, state or unregisteredAt"
         ),
         ("not json", "the body is not JSON"),
     ])

@@ -17,11 +17,12 @@ public struct DeviceJSONError: Error, Sendable, Equatable, CustomStringConvertib
 }
 
 extension Device {
-    private static let jsonKeys: Set<String> = ["name", "token", "topic", "environment", "unregisteredAt"]
+    private static let jsonKeys: Set<String> = ["name", "token", "topic", "environment", "unregisteredAt", "state"]
 
-    /// The device as the admin API shows it: `{"name"?, "token", "topic", "environment", "unregisteredAt"?}`.
+    /// The device as the admin API shows it: `{"name"?, "token", "topic", "environment", "state",
+    /// "unregisteredAt"?}`.
     public func jsonObject() -> [String: Any] {
-        var object: [String: Any] = ["token": token, "topic": topic, "environment": environment.rawValue]
+        var object: [String: Any] = ["token": token, "topic": topic, "environment": environment.rawValue, "state": state.rawValue]
         if let name { object["name"] = name }
         if let unregisteredAt { object["unregisteredAt"] = unregisteredAt }
         return object
@@ -48,7 +49,7 @@ extension Device {
         if let unknown = object.keys.sorted().first(where: { !Self.jsonKeys.contains($0) }) {
             throw DeviceJSONError(
                 field: unknown,
-                message: "unknown key; expected name, token, topic, environment or unregisteredAt"
+                message: "unknown key; expected name, token, topic, environment, state or unregisteredAt"
             )
         }
         guard let token = object["token"] else { throw DeviceJSONError(field: "token", message: "is required") }
@@ -78,7 +79,42 @@ extension Device {
         if let value = object["unregisteredAt"], !(value is NSNull) {
             unregisteredAt = try Self.milliseconds(value, field: "unregisteredAt")
         }
-        self.init(name: name, token: token, topic: topic, environment: environment, unregisteredAt: unregisteredAt)
+        var state = DeviceState.online
+        if let value = object["state"], !(value is NSNull) {
+            state = try Self.state(value, field: "state")
+        }
+        self.init(name: name, token: token, topic: topic, environment: environment, unregisteredAt: unregisteredAt, state: state)
+    }
+
+    /// The state from a `PUT /admin/devices/{token}/state` body: `{"state": "offline"}`.
+    public static func state(json bytes: [UInt8]) throws(DeviceJSONError) -> DeviceState {
+        let parsed: Any
+        do {
+            parsed = try JSONSerialization.jsonObject(with: Data(bytes), options: [])
+        } catch {
+            throw DeviceJSONError(field: nil, message: "the body is not JSON; expected {\"state\": \"offline\"}")
+        }
+        guard let object = parsed as? [String: Any] else {
+            throw DeviceJSONError(field: nil, message: "expected a JSON object such as {\"state\": \"offline\"}")
+        }
+        if let unknown = object.keys.sorted().first(where: { $0 != "state" }) {
+            throw DeviceJSONError(field: unknown, message: "unknown key; expected state")
+        }
+        guard let value = object["state"] else { throw DeviceJSONError(field: "state", message: "is required") }
+        return try state(value, field: "state")
+    }
+
+    private static func state(_ value: Any, field: String) throws(DeviceJSONError) -> DeviceState {
+        guard let text = value as? String else {
+            throw DeviceJSONError(field: field, message: "must be a string: one of \(DeviceState.names)")
+        }
+        guard let state = DeviceState(rawValue: text) else {
+            throw DeviceJSONError(
+                field: field,
+                message: "'\(text)' is not a device state; " + NearMiss.suggestion(for: text, among: DeviceState.allCases.map(\.rawValue))
+            )
+        }
+        return state
     }
 
     /// The time from a `POST /admin/devices/{token}/unregister` body `{"timestamp": <ms>}`; an empty body, `{}`

@@ -11,19 +11,32 @@ public struct Device: Sendable, Equatable {
     public var environment: APNsEnvironment
     /// Milliseconds since the epoch; from then on pushes get 410 `Unregistered` with this timestamp.
     public var unregisteredAt: Int64?
+    /// What the simulated device is doing: given, the state it starts in; read back, its state now.
+    public var state: DeviceState
+    /// Changes of state to come (a scenario's timeline), on the mock's clock; past ones are in force at once.
+    public var stateChanges: [DeviceStateChange]
 
     public init(
         name: String? = nil,
         token: String,
         topic: String,
         environment: APNsEnvironment = .development,
-        unregisteredAt: Int64? = nil
+        unregisteredAt: Int64? = nil,
+        state: DeviceState = .online,
+        stateChanges: [DeviceStateChange] = []
     ) {
         self.name = name
         self.token = token
         self.topic = topic
         self.environment = environment
         self.unregisteredAt = unregisteredAt
+        self.state = state
+        self.stateChanges = stateChanges
+    }
+
+    /// The changes of state the simulation follows: the declared ones, and the app's removal at `unregisteredAt`.
+    func timeline() -> [DeviceStateChange] {
+        stateChanges + (unregisteredAt.map { [DeviceStateChange(at: $0, state: .appRemoved)] } ?? [])
     }
 
     /// Whether pushes at `now` get 410.

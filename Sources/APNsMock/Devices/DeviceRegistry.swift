@@ -2,6 +2,10 @@ import Synchronization
 
 /// The devices the mock knows, shared by every connection (and the admin API): which token belongs to which
 /// topic and environment, and which were unregistered and since when. Tokens are compared case-insensitively.
+///
+/// Each is also a simulated device (``SimulatedDevice``): online or not, what is stored for it, and the delivery
+/// log of every push APNs accepted for it, on the mock's ``clock``. A device is brought up to the clock's time
+/// whenever it is read or pushed to, so nothing runs in the background.
 public final class DeviceRegistry: Sendable {
     /// Who put a device in the registry: its owner decides when it goes.
     public enum Origin: Sendable, Equatable {
@@ -18,12 +22,31 @@ public final class DeviceRegistry: Sendable {
         var topic: String
         /// Insertion order, so `list()` is stable.
         var order: UInt64
+        var simulation: SimulatedDevice
+    }
+
+    private struct Waiter {
+        var key: String
+        var continuation: CheckedContinuation<Bool, Never>
     }
 
     private struct State {
         var entries: [String: Entry] = [:]
         var nextOrder: UInt64 = 0
+        /// `apns-unique-id` and `apns-id` of every log a device keeps, to the device's key.
+        var logIndex: [String: String] = [:]
+        /// Data points of every delivery log since start (`apns_mock_delivery_total`).
+        var tallies: [DeliveryTally: Int] = [:]
+        var waiters: [UInt64: Waiter] = [:]
+        var nextWaiterID: UInt64 = 0
+        /// Waiters woken before they were registered.
+        var firedWaiters: Set<UInt64> = []
     }
+
+    /// The time the device model reads.
+    public let clock: MockClock
+    /// The store-and-forward settings.
+    public let policy: DeliveryPolicy
 
     private let state = Mutex(State())
     /// Mirrors `entries.count` so the hot path skips the lock and the token's normalisation when no device is registered.
@@ -32,7 +55,9 @@ public final class DeviceRegistry: Sendable {
     /// Changes made at run time (not a scenario's devices), for replicas sharing a store.
     public let changes = SharedStateObserver()
 
-    public init(_ devices: [Device] = []) {
+    public init(_ devices: [Device] = [], clock: MockClock = MockClock(), policy: DeliveryPolicy = DeliveryPolicy()) {
+        self.clock = clock
+        self.policy = policy
         for device in devices { add(device) }
     }
 
@@ -47,12 +72,18 @@ public final class DeviceRegistry: Sendable {
     private func put(_ device: Device, origin: Origin?) {
         let key = Device.normalizedToken(device.token)
         let topic = device.topic.lowercased()
+        let now = clock.now()
+        let simulation = SimulatedDevice(state: device.state, timeline: device.timeline(), at: now, policy: policy)
+        var device = device
+        device.state = simulation.state
         state.withLock { state in
             if let existing = state.entries[key] {
-                state.entries[key] = Entry(device: device, origin: origin ?? existing.origin, topic: topic, order: existing.order)
+                state.entries[key] = Entry(
+                    device: device, origin: origin ?? existing.origin, topic: topic, order: existing.order, simulation: simulation
+                )
             } else {
                 let origin = origin ?? .admin
-                state.entries[key] = Entry(device: device, origin: origin, topic: topic, order: state.nextOrder)
+                state.entries[key] = Entry(device: device, origin: origin, topic: topic, order: state.nextOrder, simulation: simulation)
                 state.nextOrder += 1
             }
             size.store(state.entries.count, ordering: .relaxed)
@@ -64,10 +95,20 @@ public final class DeviceRegistry: Sendable {
     @discardableResult
     public func unregister(token: String, at time: Int64) -> Device? {
         let key = Device.normalizedToken(token)
+        let now = clock.now()
         let device = state.withLock { state -> Device? in
-            guard state.entries[key] != nil else { return nil }
-            state.entries[key]!.device.unregisteredAt = time
-            return state.entries[key]!.device
+            guard var entry = state.entries[key] else { return nil }
+            entry.device.unregisteredAt = time
+            var activity = entry.simulation.advance(to: now)
+            if time <= now {
+                activity.merge(entry.simulation.change(to: .appRemoved, at: now))
+            } else {
+                entry.simulation.schedule(entry.device.timeline())
+            }
+            entry.device.state = entry.simulation.state
+            state.entries[key] = entry
+            Self.account(activity, key: key, in: &state)
+            return entry.device
         }
         if let device { changes.report(.devicePut(device)) }
         return device
@@ -105,6 +146,7 @@ public final class DeviceRegistry: Sendable {
     private func forgetAll() {
         state.withLock { state in
             state.entries.removeAll()
+            state.logIndex.removeAll()
             size.store(0, ordering: .relaxed)
         }
     }
@@ -119,16 +161,22 @@ public final class DeviceRegistry: Sendable {
         }
     }
 
-    /// Every device, in the order they were first added.
+    /// Every device, in the order they were first added, brought to the clock's time.
     public func list() -> [Device] {
-        state.withLock { state in
-            state.entries.values.sorted { $0.order < $1.order }.map(\.device)
+        let now = clock.now()
+        return state.withLock { state in
+            for key in Array(state.entries.keys) { Self.settle(key, at: now, in: &state) }
+            return state.entries.values.sorted { $0.order < $1.order }.map(\.device)
         }
     }
 
     public func device(token: String) -> Device? {
         let key = Device.normalizedToken(token)
-        return state.withLock { $0.entries[key]?.device }
+        let now = clock.now()
+        return state.withLock { state in
+            Self.settle(key, at: now, in: &state)
+            return state.entries[key]?.device
+        }
     }
 
     public var count: Int { state.withLock { $0.entries.count } }
@@ -160,4 +208,185 @@ public final class DeviceRegistry: Sendable {
             return nil
         }
     }
+}
+
+// MARK: The simulated devices
+
+extension DeviceRegistry {
+    /// Changes a device's state now (on the mock's clock); returns it, or `nil` when the token is unknown.
+    /// `appRemoved` also unregisters it from now on (410 with this time). An app removed stays removed: register
+    /// the device again to start over.
+    public func setState(token: String, to newState: DeviceState) throws(DeviceStateRefused) -> Device? {
+        let key = Device.normalizedToken(token)
+        let now = clock.now()
+        let device = try state.withLock { state throws(DeviceStateRefused) -> Device? in
+            guard var entry = state.entries[key] else { return nil }
+            var activity = entry.simulation.advance(to: now)
+            if entry.simulation.state == .appRemoved, newState != .appRemoved {
+                throw DeviceStateRefused(
+                    message: "the app was removed from this device, and a token never comes back; register the device again (POST /admin/devices) to start over"
+                )
+            }
+            activity.merge(entry.simulation.change(to: newState, at: now))
+            if newState == .appRemoved, entry.device.unregisteredAt.map({ $0 > now }) ?? true { entry.device.unregisteredAt = now }
+            entry.device.state = entry.simulation.state
+            state.entries[key] = entry
+            Self.account(activity, key: key, in: &state)
+            return entry.device
+        }
+        if let device { changes.report(.devicePut(device)) }
+        return device
+    }
+
+    /// Hands the device model the pushes APNs accepted (200s to a token it knows); others are ignored.
+    /// - Parameter offset: the mock clock's offset when they arrived (their `receivedAt` is the wall clock's).
+    public func accept(_ recordings: [RecordedNotification]) {
+        let offset = clock.offsetMilliseconds
+        state.withLock { state in
+            for recording in recordings {
+                guard let token = recording.deviceToken else { continue }
+                let key = Device.normalizedToken(token)
+                guard state.entries[key] != nil,
+                    let record = DeliveryRecord(accepted: recording, offset: offset, policy: policy)
+                else { continue }
+                let activity = state.entries[key]!.simulation.accept(record)
+                state.entries[key]!.device.state = state.entries[key]!.simulation.state
+                for id in [record.uniqueID, record.apnsID].compactMap({ $0 }) { state.logIndex[id] = key }
+                Self.account(activity, key: key, in: &state)
+            }
+        }
+    }
+
+    /// Brings every device to the clock's time (after the clock moved): what was due is delivered or discarded.
+    public func settle() {
+        let now = clock.now()
+        state.withLock { state in
+            for key in Array(state.entries.keys) { Self.settle(key, at: now, in: &state) }
+        }
+    }
+
+    /// The delivery log of the push with this `apns-unique-id` or `apns-id`, if a simulated device has it.
+    public func delivery(id: String) -> DeliveryRecord? {
+        let now = clock.now()
+        return state.withLock { state in
+            guard let key = state.logIndex[id] else { return nil }
+            Self.settle(key, at: now, in: &state)
+            return state.entries[key]?.simulation.record(id: id)
+        }
+    }
+
+    /// What reached the device, in delivery order; `nil` when the token is unknown.
+    public func received(token: String) -> [DeliveryRecord]? {
+        simulation(token)?.received
+    }
+
+    /// What is stored for the device now, oldest first; `nil` when the token is unknown.
+    public func stored(token: String) -> [DeliveryRecord]? {
+        simulation(token)?.stored.map(\.record)
+    }
+
+    /// Every delivery log the device keeps (finished ones in the order they ended, then the stored ones).
+    public func deliveries(token: String) -> [DeliveryRecord]? {
+        simulation(token)?.records
+    }
+
+    /// Data points of every delivery log since start, for the metrics.
+    public func deliveryCounts() -> [DeliveryTally: Int] {
+        state.withLock { $0.tallies }
+    }
+
+    /// Returns once `count` pushes have reached the device (also when they did before the call), or `false` after
+    /// `timeout` or at once for an unknown token. A delivery that only the clock brings (a scheduled change, a
+    /// burst, an expiry) is waited for until its time.
+    public func waitForDeliveries(token: String, count: Int, timeout: Duration) async -> Bool {
+        let key = Device.normalizedToken(token)
+        let deadline = ContinuousClock.now + timeout
+        while !Task.isCancelled {
+            let now = clock.now()
+            let (id, found, nextEvent) = state.withLock { state -> (UInt64, Bool, Int64?) in
+                defer { state.nextWaiterID += 1 }
+                Self.settle(key, at: now, in: &state)
+                return (state.nextWaiterID, state.entries[key] != nil, state.entries[key]?.simulation.nextEventTime())
+            }
+            guard found else { return false }
+            var wake = deadline
+            if let nextEvent { wake = min(wake, ContinuousClock.now + .milliseconds(max(1, nextEvent - now))) }
+            let timer = Task {
+                try? await Task.sleep(until: wake, clock: .continuous)
+                self.wake(waiter: id)
+            }
+            let enough = await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                    // Looked at and registered under one lock, so a delivery in between is not missed.
+                    let immediate: Bool? = state.withLock { state in
+                        if let entry = state.entries[key], entry.simulation.received.count >= count { return true }
+                        if state.firedWaiters.remove(id) != nil { return false }
+                        state.waiters[id] = Waiter(key: key, continuation: continuation)
+                        return nil
+                    }
+                    if let immediate { continuation.resume(returning: immediate) }
+                }
+            } onCancel: {
+                self.wake(waiter: id)
+            }
+            timer.cancel()
+            state.withLock { _ = $0.firedWaiters.remove(id) }
+            if enough { return true }
+            if ContinuousClock.now >= deadline { return false }
+        }
+        return false
+    }
+
+    /// Waits in progress (for tests that must know a waiter is registered before they act).
+    var waiterCount: Int { state.withLock { $0.waiters.count } }
+
+    /// Wakes a waiter to look again; one not registered yet finds out when it registers.
+    private func wake(waiter id: UInt64) {
+        let continuation = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            if let waiter = state.waiters.removeValue(forKey: id) { return waiter.continuation }
+            state.firedWaiters.insert(id)
+            return nil
+        }
+        continuation?.resume(returning: false)
+    }
+
+    /// Brings one device to `now`, with the lock held.
+    private static func settle(_ key: String, at now: Int64, in state: inout State) {
+        guard state.entries[key] != nil else { return }
+        let activity = state.entries[key]!.simulation.advance(to: now)
+        state.entries[key]!.device.state = state.entries[key]!.simulation.state
+        account(activity, key: key, in: &state)
+    }
+
+    /// Counts what an event did, forgets the logs that left the device, and wakes who waits for the device.
+    private static func account(_ activity: SimulatedDevice.Activity, key: String, in state: inout State) {
+        for tally in activity.events { state.tallies[tally, default: 0] += 1 }
+        for record in activity.evicted {
+            for id in [record.uniqueID, record.apnsID].compactMap({ $0 }) where state.logIndex[id] == key {
+                state.logIndex.removeValue(forKey: id)
+            }
+        }
+        guard !activity.finished.isEmpty, !state.waiters.isEmpty else { return }
+        // Woken to look again (resuming only schedules the waiting task).
+        for (id, waiter) in state.waiters where waiter.key == key {
+            state.waiters.removeValue(forKey: id)
+            waiter.continuation.resume(returning: false)
+        }
+    }
+
+    /// The device's simulation, brought to the clock's time (a copy: its logs are shared until changed).
+    private func simulation(_ token: String) -> SimulatedDevice? {
+        let key = Device.normalizedToken(token)
+        let now = clock.now()
+        return state.withLock { state in
+            Self.settle(key, at: now, in: &state)
+            return state.entries[key]?.simulation
+        }
+    }
+}
+
+/// A change of state the device model refuses, with why.
+public struct DeviceStateRefused: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
 }

@@ -238,7 +238,9 @@ public final class NotificationProcessor: Sendable {
             routeChecked: true
         )
         guard verdict == .accepted, !engine.devices.isEmpty, let token = request.deviceToken else { return (verdict, nil) }
-        return (verdict, engine.deviceCheck(token: token, topic: headers.topic ?? outcome.defaultTopic, environment: environment, now: receivedAt))
+        // The device model's time: the wall clock moved by the mock clock's offset.
+        let deviceTime = receivedAt &+ engine.devices.clock.offsetMilliseconds
+        return (verdict, engine.deviceCheck(token: token, topic: headers.topic ?? outcome.defaultTopic, environment: environment, now: deviceTime))
     }
 
     /// Everything else: a scenario's decision, the broadcast API, a refused route, an oversized header list.

@@ -106,6 +106,9 @@ public final class NotificationStore: Sendable {
     private let onAppend: (@Sendable (inout [RecordedNotification]) -> Void)?
     private let onIngest: (@Sendable ([RecordedNotification]) -> Void)?
     private let isListening: @Sendable () -> Bool
+    /// The simulated devices, handed the pushes APNs accepted for them inside the lock, so that a reader who sees
+    /// a recording also sees what the device made of it.
+    private let devices: DeviceRegistry?
 
     /// - Parameters:
     ///   - capacity: how many recordings to keep before evicting the oldest.
@@ -114,12 +117,15 @@ public final class NotificationStore: Sendable {
     ///     to an NDJSON writer's buffer). It may move them out of the array: the store keeps its own copies.
     ///   - isListening: whether `onAppend` wants recordings now; when it does not, the store makes no copies for it.
     ///   - onIngest: as `onAppend`, for the recordings other replicas answered (`ingest`), numbered.
+    ///   - devices: the simulated devices, given every accepted push to a token they know.
     public init(
         capacity: Int = 100_000,
         isListening: @escaping @Sendable () -> Bool = { true },
         onAppend: (@Sendable (inout [RecordedNotification]) -> Void)? = nil,
-        onIngest: (@Sendable ([RecordedNotification]) -> Void)? = nil
+        onIngest: (@Sendable ([RecordedNotification]) -> Void)? = nil,
+        devices: DeviceRegistry? = nil
     ) {
+        self.devices = devices
         self.isListening = isListening
         self.onIngest = onIngest
         precondition(capacity > 0, "a recorder must hold at least one notification")
@@ -147,6 +153,11 @@ public final class NotificationStore: Sendable {
         // Optional, because a value captured by the lock's closure can only be moved out of one.
         var pending: RecordedNotification? = consume notification
         let sequence = state.withLock { state in
+            if let devices, !devices.isEmpty, pending!.status == 200 {
+                var numbered = pending!
+                numbered.sequence = state.nextSequence
+                devices.accept([numbered])
+            }
             // Inside the lock, so a record file sees recordings in sequence order.
             if let onAppend, isListening() {
                 pending!.sequence = state.nextSequence
@@ -170,6 +181,15 @@ public final class NotificationStore: Sendable {
         // Taken out from the back after one reversal: moved, not copied, into the index.
         batch.reverseByMoving()
         state.withLock { state in
+            if let devices, !devices.isEmpty {
+                var accepted: [RecordedNotification] = []
+                for (offset, recording) in batch.reversed().enumerated() where recording.status == 200 {
+                    var copy = recording
+                    copy.sequence = state.nextSequence + UInt64(offset)
+                    accepted.append(copy)
+                }
+                if !accepted.isEmpty { devices.accept(accepted) }
+            }
             if let onAppend, isListening() {
                 // Numbered as `insert` will number them, and handed over in order, inside the lock. One copy each
                 // (the sinks take these, the last of them by moving), in an array kept from the previous append.
@@ -279,6 +299,16 @@ public final class NotificationStore: Sendable {
         let query = NotificationQuery(apnsID: apnsID)
         return state.withLock { state in
             for index in state.records.indices.reversed() where query.matches(state.records[index]) {
+                return state.records[index]
+            }
+            return nil
+        }
+    }
+
+    /// The newest recording whose answer carried this `apns-unique-id`.
+    public func notification(uniqueID: String) -> RecordedNotification? {
+        state.withLock { state in
+            for index in state.records.indices.reversed() where state.records[index].response?.uniqueID == uniqueID {
                 return state.records[index]
             }
             return nil

@@ -14,11 +14,17 @@ public final class Recorder: Sendable {
     /// - Parameters:
     ///   - capacity: recordings the store keeps before evicting the oldest.
     ///   - sinks: consumers given every recording after the store, in sequence order.
-    public init(capacity: Int = 100_000, sinks: [any RecordingSink] = [], backPressure: RecordingBackPressure = RecordingBackPressure()) {
+    ///   - devices: the simulated devices, given the pushes accepted for them (see `DeviceRegistry.accept`).
+    public init(
+        capacity: Int = 100_000,
+        sinks: [any RecordingSink] = [],
+        backPressure: RecordingBackPressure = RecordingBackPressure(),
+        devices: DeviceRegistry? = nil
+    ) {
         self.sinks = sinks
         self.backPressure = backPressure
         if sinks.isEmpty {
-            store = NotificationStore(capacity: capacity)
+            store = NotificationStore(capacity: capacity, devices: devices)
         } else {
             store = NotificationStore(
                 capacity: capacity,
@@ -26,7 +32,8 @@ public final class Recorder: Sendable {
                 onAppend: { recordings in Self.hand(&recordings, to: sinks) },
                 onIngest: { recordings in
                     for sink in sinks where sink.receivesOtherReplicas && sink.isListening { sink.enqueue(contentsOf: recordings) }
-                }
+                },
+                devices: devices
             )
         }
     }

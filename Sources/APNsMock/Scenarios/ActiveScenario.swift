@@ -15,12 +15,30 @@ public final class ActiveScenario: Sendable {
     /// Goes up by one with each scenario put in force (and each reset); replicas sharing a store agree on it.
     public var version: UInt64 { versionNumber.withLock { $0 } }
 
-    /// - Parameter channels: the broadcast channel registry (its limit is the caller's to choose).
-    public init(_ scenario: Scenario = .empty, now: @escaping @Sendable () -> Int64 = WallClock.milliseconds, channels: ChannelRegistry = ChannelRegistry()) {
-        self.now = now
+    /// - Parameters:
+    ///   - now: the wall clock (injectable for tests); the mock's clock is made from it unless `clock` is given.
+    ///   - clock: the mock's clock, which scenarios and devices read.
+    ///   - channels: the broadcast channel registry (its limit is the caller's to choose).
+    ///   - delivery: the simulated devices' store-and-forward settings.
+    public init(
+        _ scenario: Scenario = .empty,
+        now: @escaping @Sendable () -> Int64 = WallClock.milliseconds,
+        clock: MockClock? = nil,
+        channels: ChannelRegistry = ChannelRegistry(),
+        delivery: DeliveryPolicy = DeliveryPolicy()
+    ) {
+        let clock = clock ?? MockClock(wall: now)
+        self.clock = clock
+        self.now = { clock.now() }
         self.channels = channels
-        self.engine = Mutex(ScenarioEngine(scenario: scenario, now: now, channels: channels))
+        self.devices = DeviceRegistry(clock: clock, policy: delivery)
+        self.engine = Mutex(ScenarioEngine(scenario: scenario, now: self.now, devices: devices, channels: channels))
     }
+
+    /// The mock's clock: the wall clock moved by what tests asked (`POST /admin/clock`).
+    public let clock: MockClock
+    /// The devices, simulated: they outlive scenarios; a scenario's declared ones go with it.
+    public let devices: DeviceRegistry
 
     /// Broadcast channels: outlive scenarios like devices; a scenario's declared ones go with it.
     public let channels: ChannelRegistry
@@ -72,12 +90,13 @@ public final class ActiveScenario: Sendable {
         return object
     }
 
-    /// No scenario and no devices at all: the start state (`POST /admin/reset`).
+    /// No scenario and no devices at all, and the clock back to the wall's: the start state (`POST /admin/reset`).
     public func resetToStart() {
         let version = versionNumber.withLock { current in
             current += 1
             return current
         }
+        clock.reset()
         engine.withLock { engine in
             engine.devices.removeAll()
             engine.channels.removeAll()

@@ -72,7 +72,7 @@ public struct ScenarioDefaults: Sendable, Equatable {
 }
 
 /// A device declared in a scenario; ``ScenarioEngine`` turns it into a ``Device`` of its ``DeviceRegistry``,
-/// resolving a relative `unregisteredAt` against the scenario's start.
+/// resolving relative times (`unregisteredAt`, the timeline's) against the scenario's start.
 public struct ScenarioDevice: Sendable, Equatable {
     public var name: String
     /// As written; compared case-insensitively.
@@ -81,30 +81,73 @@ public struct ScenarioDevice: Sendable, Equatable {
     public var environment: APNsEnvironment
     /// When the app was uninstalled: absolute, or relative to the scenario's start.
     public var unregisteredAt: ScenarioTime?
+    /// The state the simulated device starts in.
+    public var state: DeviceState
+    /// Changes of state, in time order: `- offline: {at: +10s, for: 2m}`.
+    public var timeline: [ScenarioStateChange]
 
     public init(
         name: String,
         token: String,
         topic: String,
         environment: APNsEnvironment = .development,
-        unregisteredAt: ScenarioTime? = nil
+        unregisteredAt: ScenarioTime? = nil,
+        state: DeviceState = .online,
+        timeline: [ScenarioStateChange] = []
     ) {
         self.name = name
         self.token = token
         self.topic = topic
         self.environment = environment
         self.unregisteredAt = unregisteredAt
+        self.state = state
+        self.timeline = timeline
     }
 
     /// The registry entry, with times resolved against `start` (milliseconds since the epoch).
     public func device(startedAt start: Int64) -> Device {
-        Device(
+        var changes: [DeviceStateChange] = []
+        var unregisteredAt = unregisteredAt?.resolve(base: start)
+        var current = state
+        for entry in timeline {
+            let at = entry.at.resolve(base: start)
+            if entry.state == .appRemoved {
+                // The app's removal is the registry's unregistration: 410 with this time from then on.
+                unregisteredAt = min(unregisteredAt ?? at, at)
+                continue
+            }
+            changes.append(DeviceStateChange(at: at, state: entry.state))
+            if let duration = entry.duration {
+                changes.append(DeviceStateChange(at: at &+ duration, state: current))
+            } else {
+                current = entry.state
+            }
+        }
+        return Device(
             name: name,
             token: token,
             topic: topic,
             environment: environment,
-            unregisteredAt: unregisteredAt?.resolve(base: start)
+            unregisteredAt: unregisteredAt,
+            state: state,
+            stateChanges: changes
         )
+    }
+}
+
+/// One entry of a scenario device's timeline: the device enters `state` at `at`, and with a `duration`, goes back
+/// to the state it had before when it ends.
+public struct ScenarioStateChange: Sendable, Equatable {
+    public var state: DeviceState
+    /// Absolute, or relative to the scenario's start.
+    public var at: ScenarioTime
+    /// Milliseconds; `nil`: until the next change.
+    public var duration: Int64?
+
+    public init(state: DeviceState, at: ScenarioTime, duration: Int64? = nil) {
+        self.state = state
+        self.at = at
+        self.duration = duration
     }
 }
 

@@ -61,20 +61,20 @@ public final class ScenarioEngine: Sendable {
     /// - Parameters:
     ///   - startedAt: the start that time windows, outages and relative device times count from (milliseconds
     ///     since the epoch); `nil`: now.
-    ///   - now: the wall clock in milliseconds since the epoch (inject one in tests).
+    ///   - now: the mock's clock in milliseconds since the epoch (inject one in tests).
     ///   - devices: the registry to fill with the scenario's devices; pass the previous engine's to keep devices
-    ///     added at run time across a scenario change.
+    ///     added at run time across a scenario change. `nil`: a new one on a clock that reads `now`.
     public init(
         scenario: Scenario,
         startedAt: Int64? = nil,
         now: @escaping @Sendable () -> Int64 = WallClock.milliseconds,
-        devices: DeviceRegistry = DeviceRegistry(),
+        devices: DeviceRegistry? = nil,
         channels: ChannelRegistry = ChannelRegistry(),
         generation: UInt64 = 0
     ) {
         self.scenario = scenario
         self.generation = generation
-        self.devices = devices
+        self.devices = devices ?? DeviceRegistry(clock: MockClock(wall: now))
         self.channels = channels
         self.now = now
         var system = SystemRandomNumberGenerator()
@@ -102,7 +102,7 @@ public final class ScenarioEngine: Sendable {
                 regexes: regexes
             )
         )
-        for device in scenario.devices { devices.add(device.device(startedAt: start), origin: .scenario) }
+        for device in scenario.devices { self.devices.add(device.device(startedAt: start), origin: .scenario) }
         restoreChannels(at: start)
     }
 

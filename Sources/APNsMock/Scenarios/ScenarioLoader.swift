@@ -205,7 +205,7 @@ extension ScenarioParser {
         var lineOfToken: [String: Int] = [:]
         for (index, item) in items.enumerated() {
             let path = Self.element("devices", index)
-            let keys = ["name", "token", "topic", "environment", "unregisteredAt"]
+            let keys = ["name", "token", "topic", "environment", "unregisteredAt", "state", "timeline"]
             guard let fields = fields(item, path, allowed: keys) else { continue }
             let name = fields.required("name", &self).flatMap { string($0, fields.path("name")) }
             if let name, let node = fields.value("name") {
@@ -235,6 +235,14 @@ extension ScenarioParser {
             if let value = fields.value("unregisteredAt") {
                 unregisteredAt = time(value, fields.path("unregisteredAt"))
             }
+            var state = DeviceState.online
+            if let value = fields.value("state") {
+                state = deviceState(value, fields.path("state")) ?? .online
+            }
+            var timeline: [ScenarioStateChange] = []
+            if let value = fields.value("timeline") {
+                timeline = self.timeline(value, fields.path("timeline"))
+            }
             guard let name, let token, let topic else { continue }
             devices.append(
                 ScenarioDevice(
@@ -242,11 +250,73 @@ extension ScenarioParser {
                     token: token,
                     topic: topic,
                     environment: environment,
-                    unregisteredAt: unregisteredAt
+                    unregisteredAt: unregisteredAt,
+                    state: state,
+                    timeline: timeline
                 )
             )
         }
         return devices
+    }
+
+    /// A device state's name.
+    private mutating func deviceState(_ node: Node, _ path: String) -> DeviceState? {
+        guard let text = string(node, path) else { return nil }
+        guard let state = DeviceState(rawValue: text) else {
+            report(node, path, "'\(text)' is not a device state; " + Self.suggestion(for: text, among: DeviceState.allCases.map(\.rawValue)))
+            return nil
+        }
+        return state
+    }
+
+    /// `- offline: {at: +10s, for: 2m}`, in time order; a window (`for`) ends before the next entry starts, and an
+    /// app removed is the last entry.
+    private mutating func timeline(_ node: Node, _ path: String) -> [ScenarioStateChange] {
+        guard let items = elements(node, path, what: "state changes such as - offline: {at: +10s, for: 2m}") else { return [] }
+        var changes: [ScenarioStateChange] = []
+        /// Where the previous entry ends, when its time is relative (absolute and relative times are not compared).
+        var previousEnd: (milliseconds: Int64, line: Int)?
+        var removedAt: Int?
+        for (index, item) in items.enumerated() {
+            let itemPath = Self.element(path, index)
+            guard case .mapping(let mapping) = item, mapping.count == 1, let (keyNode, value) = mapping.first else {
+                report(item, itemPath, "expected one state with its time, such as - offline: {at: +10s, for: 2m}, found \(Self.describe(item))")
+                continue
+            }
+            guard let state = deviceState(keyNode, itemPath) else { continue }
+            let statePath = Self.child(itemPath, state.rawValue)
+            let line = keyNode.mark?.line ?? 0
+            if let removedAt {
+                report(keyNode, statePath, "the app was removed at line \(removedAt), and a removed app stays removed; nothing can follow")
+                continue
+            }
+            guard let fields = fields(value, statePath, allowed: ["at", "for"], what: "{at: <time>, for: <duration>}") else { continue }
+            guard let at = fields.required("at", &self).flatMap({ time($0, fields.path("at")) }) else { continue }
+            var duration: Int64?
+            if let node = fields.value("for") {
+                guard let milliseconds = self.duration(node, fields.path("for")) else { continue }
+                guard milliseconds > 0 else {
+                    report(node, fields.path("for"), "must be longer than 0s; leave it out to stay in the state")
+                    continue
+                }
+                if state == .appRemoved {
+                    report(node, fields.path("for"), "a removed app stays removed; leave out for")
+                    continue
+                }
+                duration = milliseconds
+            }
+            if case .relative(let start) = at, let previous = previousEnd, start < previous.milliseconds {
+                report(
+                    fields.value("at"), fields.path("at"),
+                    "starts before the entry at line \(previous.line) ends (\(ScenarioTimeSyntax.format(milliseconds: previous.milliseconds))); keep the timeline in time order"
+                )
+                continue
+            }
+            if case .relative(let start) = at { previousEnd = (start + (duration ?? 0), line) }
+            if state == .appRemoved { removedAt = line }
+            changes.append(ScenarioStateChange(state: state, at: at, duration: duration))
+        }
+        return changes
     }
 
     private mutating func channels(_ node: Node, scenarioName: String, defaultEnvironment: APNsEnvironment) -> [ScenarioChannel] {

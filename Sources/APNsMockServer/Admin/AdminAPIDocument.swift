@@ -432,6 +432,176 @@ paths:
                   removed: { type: string }
         "401": { $ref: "#/components/responses/Unauthorized" }
         "404": { $ref: "#/components/responses/NotFound" }
+  /admin/devices/{token}/state:
+    put:
+      operationId: setDeviceState
+      summary: Changes a simulated device's state now, on the mock's clock; `appRemoved` also unregisters it (410 from now on).
+      parameters:
+        - { name: token, in: path, required: true, schema: { type: string } }
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              additionalProperties: false
+              required: [state]
+              properties:
+                state: { $ref: "#/components/schemas/DeviceState" }
+      responses:
+        "200":
+          description: The device in its new state.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/Device" }
+        "400": { $ref: "#/components/responses/BadInput" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "404": { $ref: "#/components/responses/NotFound" }
+        "409":
+          description: The app was removed from this device; a removed app stays removed.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/Error" }
+        "413": { $ref: "#/components/responses/TooLarge" }
+  /admin/devices/{token}/received:
+    get:
+      operationId: deviceReceived
+      summary: What reached the device, in delivery order, and its Notification Center built from it.
+      parameters:
+        - { name: token, in: path, required: true, schema: { type: string } }
+        - { name: hidePreviews, in: query, required: false, schema: { type: boolean } }
+      responses:
+        "200":
+          description: The deliveries and the preview.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [token, received, preview]
+                properties:
+                  token: { type: string }
+                  received: { type: array, items: { $ref: "#/components/schemas/Delivery" } }
+                  preview: { $ref: "#/components/schemas/Preview" }
+        "400": { $ref: "#/components/responses/BadInput" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "404": { $ref: "#/components/responses/NotFound" }
+  /admin/devices/{token}/received/wait:
+    get:
+      operationId: waitForDelivery
+      summary: Answers once `count` pushes have reached the device (also before the call); 408 after `timeout`.
+      parameters:
+        - { name: token, in: path, required: true, schema: { type: string } }
+        - { name: count, in: query, required: false, schema: { type: integer, minimum: 1, default: 1 } }
+        - { name: timeout, in: query, required: false, description: "A duration (5s, 500ms, 2m; at most 10m).", schema: { type: string, default: 5s } }
+      responses:
+        "200":
+          description: Enough pushes reached the device.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/DeliveryWait" }
+        "400": { $ref: "#/components/responses/BadInput" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "404": { $ref: "#/components/responses/NotFound" }
+        "408":
+          description: Timed out; what was received and stored by then.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/DeliveryWait" }
+  /admin/devices/{token}/stored:
+    get:
+      operationId: deviceStored
+      summary: What is stored for the device now, oldest first.
+      parameters:
+        - { name: token, in: path, required: true, schema: { type: string } }
+      responses:
+        "200":
+          description: The stored pushes.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [token, stored]
+                properties:
+                  token: { type: string }
+                  stored: { type: array, items: { $ref: "#/components/schemas/Delivery" } }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "404": { $ref: "#/components/responses/NotFound" }
+  /admin/devices/{token}/deliveries:
+    get:
+      operationId: deviceDeliveries
+      summary: Every delivery log the device keeps (the newest 1,000 finished ones, then the stored ones).
+      parameters:
+        - { name: token, in: path, required: true, schema: { type: string } }
+      responses:
+        "200":
+          description: The logs.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [token, deliveries]
+                properties:
+                  token: { type: string }
+                  deliveries: { type: array, items: { $ref: "#/components/schemas/Delivery" } }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "404": { $ref: "#/components/responses/NotFound" }
+  /admin/delivery:
+    get:
+      operationId: lookUpDelivery
+      summary: "The Push Notifications Console's look-up: one push's delivery log, by `apns-unique-id` or `apns-id`."
+      parameters:
+        - { name: apns-unique-id, in: query, required: false, schema: { type: string } }
+        - { name: apns-id, in: query, required: false, schema: { type: string } }
+        - { name: apnsUniqueId, in: query, required: false, description: The same as apns-unique-id., schema: { type: string } }
+        - { name: apnsId, in: query, required: false, description: The same as apns-id., schema: { type: string } }
+      responses:
+        "200":
+          description: The log.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/Delivery" }
+        "400": { $ref: "#/components/responses/BadInput" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "404": { $ref: "#/components/responses/NotFound" }
+  /admin/clock:
+    get:
+      operationId: getClock
+      summary: The mock's clock, which the simulated devices, storage expiry and scenario times read.
+      responses:
+        "200":
+          description: The clock.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/Clock" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+    post:
+      operationId: moveClock
+      summary: Moves the mock's clock forward (never back); what fell due in between happens at its time.
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              additionalProperties: false
+              minProperties: 1
+              maxProperties: 1
+              properties:
+                advance:
+                  description: A duration (`31d`, `2h`) or milliseconds.
+                  oneOf: [{ type: string }, { type: integer, minimum: 0 }]
+                to:
+                  description: A time (milliseconds, ISO 8601, `+2h`) not before the clock's.
+                  oneOf: [{ type: string }, { type: integer, minimum: 0 }]
+      responses:
+        "200":
+          description: The clock after the move.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/Clock" }
+        "400": { $ref: "#/components/responses/BadInput" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "413": { $ref: "#/components/responses/TooLarge" }
   /admin/channels:
     get:
       operationId: listChannels
@@ -882,11 +1052,12 @@ components:
               message: { type: string }
     Device:
       type: object
-      required: [token, topic, environment]
+      required: [token, topic, environment, state]
       properties:
         token: { type: string }
         topic: { type: string }
         environment: { type: string, enum: [development, production] }
+        state: { $ref: "#/components/schemas/DeviceState" }
         name: { type: string }
         unregisteredAt: { type: integer, description: Milliseconds since the epoch. }
     DeviceInput:
@@ -897,8 +1068,61 @@ components:
         token: { type: string, pattern: "^[0-9a-fA-F]+$" }
         topic: { type: string, minLength: 1 }
         environment: { type: string, enum: [development, production, sandbox] }
+        state: { $ref: "#/components/schemas/DeviceState" }
         name: { type: string }
         unregisteredAt: { type: integer }
+    DeviceState:
+      type: string
+      enum: [online, offline, lowPower, notificationsDisabled, appRemoved]
+    DeliveryState:
+      type: string
+      description: "The Push Notifications Console's states; `console` gives the Console's words."
+      enum: [received, delivered, deliveredFromStorage, storedOffline, storedPower, discardedUnregistered, discardedUnregisteredFromStorage, discardedExpired, discardedDisabled, discardedDisabledFromStorage, discardedCoalesced]
+    Delivery:
+      type: object
+      required: [token, pushType, priority, state, console, receivedAt, events]
+      properties:
+        token: { type: string }
+        topic: { type: string }
+        apnsId: { type: string }
+        apnsUniqueId: { type: string }
+        pushType: { type: string }
+        priority: { type: integer }
+        collapseId: { type: string }
+        expiration: { type: integer, description: "apns-expiration as sent (seconds since the epoch; 0: tried once)." }
+        expiresAt: { type: integer, description: "When storage gives up on it, on the mock's clock (milliseconds)." }
+        state: { $ref: "#/components/schemas/DeliveryState" }
+        console: { type: string, examples: ["Stored – Device Offline"] }
+        receivedAt: { type: integer, description: "On the mock's clock, in milliseconds since the epoch." }
+        deliveredAt: { type: integer }
+        sequence: { type: integer, description: The recording's sequence. }
+        simulated: { type: boolean, description: "false: a push to a token the mock does not simulate, delivered as it arrived." }
+        events:
+          type: array
+          items:
+            type: object
+            required: [state, console, at, time]
+            properties:
+              state: { $ref: "#/components/schemas/DeliveryState" }
+              console: { type: string }
+              at: { type: integer }
+              time: { type: string, format: date-time }
+    DeliveryWait:
+      type: object
+      required: [token, received, stored]
+      properties:
+        token: { type: string }
+        received: { type: array, items: { $ref: "#/components/schemas/Delivery" } }
+        stored: { type: array, items: { $ref: "#/components/schemas/Delivery" } }
+        error: { type: string }
+    Clock:
+      type: object
+      required: [now, time, offset, offsetMilliseconds]
+      properties:
+        now: { type: integer, description: Milliseconds since the epoch. }
+        time: { type: string, format: date-time }
+        offset: { type: string, description: "How far ahead of the wall clock, as a duration (31d)." }
+        offsetMilliseconds: { type: integer, minimum: 0, maximum: 3153600000000 }
     Channel:
       type: object
       required: [id, bundleId, environment, messageStoragePolicy, createdAt]

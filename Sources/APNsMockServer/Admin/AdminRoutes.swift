@@ -63,8 +63,17 @@ enum AdminRoutes {
                     help: "Requests each rule of the active scenario decided since it was loaded or reset."
                 )
             }
+            // The Console's Metrics tab: each data point of the simulated devices' delivery logs, by state.
+            let deliveries = admin.scenario.devices.deliveryCounts().sorted { "\($0.key)" < "\($1.key)" }.map { tally, count in
+                (
+                    name: "delivery", unit: "total",
+                    labels: [("state", tally.state.rawValue), ("push_type", tally.pushType), ("priority", String(tally.priority))],
+                    value: Double(count),
+                    help: "Data points of the simulated devices' delivery logs since start, by state, push type and priority."
+                )
+            }
             let text = admin.metrics.render(
-                tracker: admin.tracker, recorder: admin.store.statistics(), sinks: admin.recorder.sinkStatistics(), extra: hits
+                tracker: admin.tracker, recorder: admin.store.statistics(), sinks: admin.recorder.sinkStatistics(), extra: hits + deliveries
             )
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
@@ -187,6 +196,7 @@ enum AdminRoutes {
         }
         addScenarioRoutes(to: router, admin)
         addDeviceRoutes(to: router, admin)
+        addDeliveryRoutes(to: router, admin)
         addChannelRoutes(to: router, admin)
         return router
     }
@@ -316,7 +326,7 @@ enum AdminRoutes {
             let body = try await request.body.collect(upTo: 64 * 1024)
             let timestamp: Int64
             do throws(DeviceJSONError) {
-                timestamp = try Device.unregisterTimestamp(json: Array(body.readableBytesView), now: WallClock.milliseconds())
+                timestamp = try Device.unregisterTimestamp(json: Array(body.readableBytesView), now: admin.scenario.clock.now())
             } catch {
                 return json(["error": error.message, "parameter": error.field ?? "body"], status: .badRequest)
             }

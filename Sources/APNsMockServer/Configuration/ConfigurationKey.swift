@@ -74,6 +74,10 @@ package enum ConfigurationKey: String, CaseIterable, Sendable {
     case maxConnections = "max-connections"
     case adminReadTimeout = "admin-read-timeout"
     case scenario
+    case storedPerApp = "stored-per-app"
+    case maxStorage = "max-storage"
+    case backgroundBudget = "background-budget"
+    case lowPriorityInterval = "low-priority-interval"
 
     /// `--port`
     package var flag: String { "--" + rawValue }
@@ -148,6 +152,14 @@ package enum ConfigurationKey: String, CaseIterable, Sendable {
         case .adminReadTimeout:
             return "How long (seconds, or 30s) the admin port waits for a request that is still arriving, or for the next one, before closing. Default 30."
         case .scenario: return "A scenario file (YAML or JSON) to start with; see Scenarios/. Default none."
+        case .storedPerApp:
+            return "Pushes a simulated device keeps in storage per app while it cannot take them; a newer one replaces the oldest. Default 1."
+        case .maxStorage:
+            return "How long (seconds, or 30d) a push without apns-expiration stays stored for a simulated device. Default 30d."
+        case .backgroundBudget:
+            return "Background pushes a simulated device takes per 24 hours (the rest wait for the next window); none: no budget. Default none."
+        case .lowPriorityInterval:
+            return "Priority-1 pushes to a simulated device wait for the next multiple of this (seconds, or 15m) and arrive together. Default 15m."
         }
     }
 
@@ -299,6 +311,12 @@ package enum ConfigurationKey: String, CaseIterable, Sendable {
         case .maxConnections: configuration.connectionLimits.maxConnections = try integer(1...1_000_000, "a number of connections")
         case .adminReadTimeout: configuration.adminReadTimeout = try duration(1...3600)
         case .scenario: configuration.scenarioFile = try nonEmpty()
+        case .storedPerApp: configuration.delivery.storedPerApp = try integer(1...10_000, "a number of pushes")
+        case .maxStorage: configuration.delivery.maximumStorage = Int64(try duration(0...(366 * 86_400)).components.seconds) * 1000
+        case .backgroundBudget:
+            configuration.delivery.backgroundBudget = text.lowercased() == "none" ? nil : try integer(0...1_000_000, "a number of pushes, or none")
+        case .lowPriorityInterval:
+            configuration.delivery.lowPriorityInterval = Int64(try duration(1...86_400).components.seconds) * 1000
         }
     }
 }

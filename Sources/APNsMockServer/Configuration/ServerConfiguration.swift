@@ -51,6 +51,8 @@ package struct ServerConfiguration: Sendable, Equatable {
     package var expiredTokenPoisonsConnection = true
     /// The broadcast API's undocumented choices and the channel limit.
     package var broadcast = BroadcastSettings()
+    /// The simulated devices' store-and-forward settings.
+    package var delivery = DeliveryPolicy()
     /// Payload warnings on every recording.
     package var lint = true
     /// The YAML file the settings were read from, if any.

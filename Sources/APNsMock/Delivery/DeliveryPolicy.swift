@@ -1,0 +1,33 @@
+/// The store-and-forward rules' settings where Apple gives no number (each a ❓ of the delivery facts, with the
+/// default named in docs/devices.md).
+public struct DeliveryPolicy: Sendable, Equatable {
+    /// Pushes kept per device and app while it cannot take them; a newer one replaces the oldest. Apple says "the
+    /// most recent" (1) and elsewhere mentions a queue.
+    public var storedPerApp: Int
+    /// How long a push without `apns-expiration` is kept, in milliseconds (30 days).
+    public var maximumStorage: Int64
+    /// Background pushes (`apns-push-type: background`) a device takes per 24 hours; `nil`: no budget. Apple
+    /// gives no number.
+    public var backgroundBudget: Int?
+    /// Priority-1 pushes wait for the next multiple of this (milliseconds since the epoch) and arrive together.
+    public var lowPriorityInterval: Int64
+    /// Finished delivery logs kept per device (the oldest go first); stored pushes are always kept.
+    public var recordsPerDevice: Int
+
+    /// A day, in milliseconds: a background budget's window.
+    public static let day: Int64 = 86_400_000
+
+    public init(
+        storedPerApp: Int = 1,
+        maximumStorage: Int64 = 30 * DeliveryPolicy.day,
+        backgroundBudget: Int? = nil,
+        lowPriorityInterval: Int64 = 15 * 60_000,
+        recordsPerDevice: Int = 1000
+    ) {
+        self.storedPerApp = max(1, storedPerApp)
+        self.maximumStorage = max(0, maximumStorage)
+        self.backgroundBudget = backgroundBudget.map { max(0, $0) }
+        self.lowPriorityInterval = max(1, lowPriorityInterval)
+        self.recordsPerDevice = max(1, recordsPerDevice)
+    }
+}

@@ -1,0 +1,101 @@
+/// One accepted push's delivery log: what it was, and each state it went through, in the Push Notifications
+/// Console's words.
+public struct DeliveryRecord: Sendable, Equatable {
+    /// The device token, as registered.
+    public var token: String
+    public var topic: String?
+    /// The answer's `apns-id`.
+    public var apnsID: String?
+    /// The answer's `apns-unique-id` (development only): the Console's look-up key.
+    public var uniqueID: String?
+    /// `apns-push-type` as sent (`alert` when absent).
+    public var pushType: String
+    /// `apns-priority` (10 when absent).
+    public var priority: Int
+    public var collapseID: String?
+    /// `apns-expiration` as sent: seconds since the epoch, `0` (try once), or `nil` (APNs' own limit).
+    public var expiration: Int64?
+    /// When storage gives up on it, on the mock's clock; `nil` for a push that is tried once.
+    public var expiresAt: Int64?
+    /// In order; the first is always `received`.
+    public var events: [DeliveryEvent]
+    /// The recording, for previews built from what was delivered.
+    public var recording: RecordedNotification?
+
+    public init(
+        token: String,
+        topic: String?,
+        apnsID: String?,
+        uniqueID: String?,
+        pushType: String,
+        priority: Int,
+        collapseID: String?,
+        expiration: Int64?,
+        expiresAt: Int64?,
+        events: [DeliveryEvent],
+        recording: RecordedNotification? = nil
+    ) {
+        self.token = token
+        self.topic = topic
+        self.apnsID = apnsID
+        self.uniqueID = uniqueID
+        self.pushType = pushType
+        self.priority = priority
+        self.collapseID = collapseID
+        self.expiration = expiration
+        self.expiresAt = expiresAt
+        self.events = events
+        self.recording = recording
+    }
+
+    /// The latest state.
+    public var state: DeliveryState { events.last?.state ?? .received }
+    /// When it reached the device, if it did.
+    public var deliveredAt: Int64? { events.last(where: { $0.state.isDelivery })?.at }
+    /// When APNs accepted it, on the mock's clock.
+    public var receivedAt: Int64 { events.first?.at ?? 0 }
+    /// An alert (or absent push type): what Settings' notification switch turns off.
+    var isAlert: Bool { pushType == "alert" }
+    var isBackground: Bool { pushType == "background" }
+}
+
+extension DeliveryRecord {
+    /// A push as APNs accepted it, from its recording: the headers that decide its delivery, read once.
+    /// - Parameter offset: the mock clock's offset when it arrived; `apns-expiration`, written against the
+    ///   provider's wall clock, is moved by it, so "an hour from now" stays an hour after the push.
+    public init?(accepted recording: RecordedNotification, offset: Int64, policy: DeliveryPolicy) {
+        guard recording.status == 200, recording.broadcast == nil, let token = recording.deviceToken else { return nil }
+        let receivedAt = recording.receivedAt &+ offset
+        let pushType = recording.pushType ?? "alert"
+        let expiration = recording.storage.header(named: "apns-expiration").flatMap { Int64($0) }
+        let expiresAt: Int64? = switch expiration {
+        case 0?: nil
+        case let seconds?: seconds &* 1000 &+ offset
+        case nil: receivedAt &+ policy.maximumStorage
+        }
+        let response = recording.response
+        self.init(
+            token: token,
+            topic: recording.topic,
+            apnsID: response?.apnsID,
+            uniqueID: response?.uniqueID,
+            pushType: pushType,
+            priority: recording.storage.header(named: "apns-priority").flatMap { Int($0) } ?? 10,
+            collapseID: recording.storage.header(named: "apns-collapse-id"),
+            expiration: expiration,
+            expiresAt: expiresAt,
+            events: [DeliveryEvent(.received, at: receivedAt)],
+            recording: recording
+        )
+    }
+}
+
+extension DeliveryRecord {
+    /// The log of an accepted push to a token no one simulates: such a device is online, so it was delivered as it
+    /// arrived.
+    public init?(implied recording: RecordedNotification, offset: Int64) {
+        guard var record = DeliveryRecord(accepted: recording, offset: offset, policy: DeliveryPolicy()) else { return nil }
+        record.events.append(DeliveryEvent(.delivered, at: record.receivedAt))
+        self = record
+    }
+}

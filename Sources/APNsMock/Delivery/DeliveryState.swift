@@ -1,0 +1,56 @@
+/// What became of a push after APNs accepted it, in the Push Notifications Console's words (`console`), with a
+/// short code for filters and JSON (`rawValue`).
+public enum DeliveryState: String, Sendable, Equatable, CaseIterable {
+    case received
+    case delivered
+    case deliveredFromStorage
+    case storedOffline
+    case storedPower
+    case discardedUnregistered
+    case discardedUnregisteredFromStorage
+    case discardedExpired
+    case discardedDisabled
+    case discardedDisabledFromStorage
+    /// Not a state the Console names: a stored push that a newer one for the same app (or with the same
+    /// `apns-collapse-id`) replaced in storage, which Apple calls coalescing.
+    case discardedCoalesced
+
+    /// The Console's name for the state.
+    public var console: String {
+        switch self {
+        case .received: "Received by APNs"
+        case .delivered: "Delivered to Device"
+        case .deliveredFromStorage: "Delivered to Device (From Storage)"
+        case .storedOffline: "Stored – Device Offline"
+        case .storedPower: "Stored – Power Considerations"
+        case .discardedUnregistered: "Discarded – Token Unregistered"
+        case .discardedUnregisteredFromStorage: "Discarded – Token Unregistered (From Storage)"
+        case .discardedExpired: "Discarded – Expired"
+        case .discardedDisabled: "Discarded – Disabled"
+        case .discardedDisabledFromStorage: "Discarded – Disabled (From Storage)"
+        case .discardedCoalesced: "Discarded – Coalesced"
+        }
+    }
+
+    /// The push reached the device.
+    public var isDelivery: Bool { self == .delivered || self == .deliveredFromStorage }
+    /// The push waits in storage.
+    public var isStorage: Bool { self == .storedOffline || self == .storedPower }
+    /// The push is gone without reaching the device.
+    public var isDiscard: Bool { !isDelivery && !isStorage && self != .received }
+
+    /// The codes accepted, for error messages.
+    public static let names = allCases.map(\.rawValue).joined(separator: ", ")
+}
+
+/// One data point of a push's delivery log.
+public struct DeliveryEvent: Sendable, Equatable {
+    public var state: DeliveryState
+    /// On the mock's clock, in milliseconds since the epoch.
+    public var at: Int64
+
+    public init(_ state: DeliveryState, at: Int64) {
+        self.state = state
+        self.at = at
+    }
+}

@@ -1,0 +1,139 @@
+import APNsMock
+import Hummingbird
+
+/// The simulated devices' side of the admin API: a device's state, what it received and what is stored for it, the
+/// Console's look-up of one push, and the mock's clock.
+extension AdminRoutes {
+    static func addDeliveryRoutes(to router: RouteListingRouter<BasicRequestContext>, _ admin: AdminContext) {
+        let devices = admin.scenario.devices
+
+        router.put("/admin/devices/:token/state") { request, context -> Response in
+            let token = pathParameter(context, "token")
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            let newState: DeviceState
+            do throws(DeviceJSONError) {
+                newState = try Device.state(json: Array(body.readableBytesView))
+            } catch {
+                return json(["error": error.message, "parameter": error.field ?? "body"], status: .badRequest)
+            }
+            do throws(DeviceStateRefused) {
+                guard let device = try devices.setState(token: token, to: newState) else { return noDevice(token) }
+                return json(device.jsonObject())
+            } catch {
+                return json(["error": error.message, "parameter": "state"], status: .conflict)
+            }
+        }
+
+        router.get("/admin/devices/:token/received") { request, context -> Response in
+            let token = pathParameter(context, "token")
+            guard let received = devices.received(token: token) else { return noDevice(token) }
+            var hidePreviews = false
+            for (name, value) in parameters(of: request) {
+                guard name == "hidePreviews" || name == "hide-previews" else {
+                    return badInput(AdminInputError(parameter: name, message: "unknown parameter; expected hidePreviews"))
+                }
+                guard let parsed = Bool(value) else {
+                    return badInput(AdminInputError(parameter: name, message: "'\(value)' is not true or false"))
+                }
+                hidePreviews = parsed
+            }
+            // Notification Center as the device shows it: built from what reached it, newest first.
+            let delivered = received.reversed().compactMap(\.recording)
+            return json([
+                "token": token,
+                "received": received.map { $0.jsonObject() },
+                "preview": NotificationCenterPreview(recordings: delivered, hidePreviews: hidePreviews, now: devices.clock.now()).jsonObject(),
+            ])
+        }
+
+        router.get("/admin/devices/:token/received/wait") { request, context -> Response in
+            let token = pathParameter(context, "token")
+            var count = 1
+            var timeout = defaultWait
+            for (name, value) in parameters(of: request) {
+                switch name {
+                case "count":
+                    guard let number = Int(value), number >= 1 else {
+                        return badInput(AdminInputError(parameter: name, message: "'\(value)' is not a whole number of at least 1"))
+                    }
+                    count = number
+                case "timeout":
+                    guard let duration = AdminTime.duration(value), duration <= maximumWait else {
+                        return badInput(AdminInputError(parameter: name, message: "'\(value)' is not a duration such as 5s, 500ms or 2m (at most 10m)"))
+                    }
+                    timeout = duration
+                default:
+                    return badInput(AdminInputError(parameter: name, message: "unknown parameter; expected count or timeout"))
+                }
+            }
+            guard devices.device(token: token) != nil else { return noDevice(token) }
+            let satisfied = await devices.waitForDeliveries(token: token, count: count, timeout: timeout)
+            let received = devices.received(token: token) ?? []
+            var body: [String: Any] = [
+                "token": token,
+                "received": received.map { $0.jsonObject() },
+                "stored": (devices.stored(token: token) ?? []).map { $0.jsonObject() },
+            ]
+            guard satisfied else {
+                body["error"] = "timed out: \(received.count) of \(count) pushes reached the device"
+                return json(body, status: .requestTimeout)
+            }
+            return json(body)
+        }
+
+        router.get("/admin/devices/:token/stored") { _, context -> Response in
+            let token = pathParameter(context, "token")
+            guard let stored = devices.stored(token: token) else { return noDevice(token) }
+            return json(["token": token, "stored": stored.map { $0.jsonObject() }])
+        }
+
+        router.get("/admin/devices/:token/deliveries") { _, context -> Response in
+            let token = pathParameter(context, "token")
+            guard let logs = devices.deliveries(token: token) else { return noDevice(token) }
+            return json(["token": token, "deliveries": logs.map { $0.jsonObject() }])
+        }
+
+        router.get("/admin/delivery") { request, _ -> Response in
+            var id: String?
+            for (name, value) in parameters(of: request) {
+                // The list filters' spelling (`apns-id`), and the Console's field names.
+                guard ["apns-unique-id", "apns-id", "apnsUniqueId", "apnsId"].contains(name) else {
+                    return badInput(AdminInputError(parameter: name, message: "unknown parameter; expected apns-unique-id or apns-id"))
+                }
+                id = value
+            }
+            guard let id, !id.isEmpty else {
+                return badInput(AdminInputError(parameter: "apns-unique-id", message: "give the apns-unique-id (or apns-id) of the push to look up"))
+            }
+            if let record = devices.delivery(id: id) { return json(record.jsonObject()) }
+            // A push to a token no one simulates went to an online device: its log is the recording's.
+            if let recording = admin.store.notification(apnsID: id) ?? admin.store.notification(uniqueID: id),
+                let record = DeliveryRecord(implied: recording, offset: devices.clock.offsetMilliseconds)
+            {
+                var object = record.jsonObject()
+                object["simulated"] = false
+                return json(object)
+            }
+            return json(["error": "no push with apns-unique-id or apns-id \(id) was accepted (or its log is no longer kept)"], status: .notFound)
+        }
+
+        router.get("/admin/clock") { _, _ -> Response in
+            json(devices.clock.jsonObject())
+        }
+
+        router.post("/admin/clock") { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            do throws(AdminInputError) {
+                try ClockChange(json: Array(body.readableBytesView)).apply(to: devices.clock)
+            } catch {
+                return badInput(error)
+            }
+            devices.settle()
+            return json(devices.clock.jsonObject())
+        }
+    }
+
+    private static func noDevice(_ token: String) -> Response {
+        json(["error": "no device with token \(token)"], status: .notFound)
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+
+/// Simulated devices over real sockets: httpx (Python's h2) as the provider, curl on the admin API, a scenario's
+/// timeline put in force over HTTP, the metrics, and h2load for the counts at load.
+@Suite("Simulated devices end to end")
+struct DeviceSimulationEndToEndTests {
+    static func httpxPush(_ server: TestServer, token: String, headers: [String] = [], body: String = TestData.alertPayload) async throws -> JSON {
+        let script = TestPaths.repositoryRoot.appendingPathComponent("Tests/Clients/httpx_push.py").path
+        var arguments = [script, server.deviceURL(token), "--ca", TestPaths.caCertificate, "--header", "apns-topic: \(TestData.topic)", "--data", body]
+        for header in headers { arguments += ["--header", header] }
+        let result = try await ExternalTool.run("python3", arguments, timeout: .seconds(30))
+        #expect(result.exitCode == 0, "\(result)")
+        return try JSON(parsing: Array(result.stdout.utf8))
+    }
+
+    @Test func aScenarioTimelineStoresWhileOfflineAndDeliversAtItsEnd() async throws {
+        try await withTestServer { server in
+            let phone = TestData.deviceToken()
+            let scenario = """
+                name: tunnel
+                devices:
+                  - name: phone
+                    token: \(phone)
+                    topic: \(TestData.topic)
+                    timeline:
+                      - offline: {at: +0s, for: 1h}
+                """
+            let put = try await BroadcastEndToEndTests.admin(server, "PUT", "/admin/scenario", body: scenario)
+            #expect(put.status == 200, "\(put)")
+            let sent = try await Self.httpxPush(server, token: phone, headers: ["apns-priority: 10"])
+            #expect(sent["status"]?.int == 200 && sent["http_version"]?.string == "HTTP/2", "\(sent)")
+            let uniqueID = try #require(sent["headers"]?["apns-unique-id"]?.string)
+            let stored = try await BroadcastEndToEndTests.admin(server, "GET", "/admin/devices/\(phone)/stored")
+            #expect(stored.body.contains("\"storedOffline\""), "\(stored)")
+            let moved = try await BroadcastEndToEndTests.admin(server, "POST", "/admin/clock", body: #"{"advance":"2h"}"#)
+            #expect(moved.status == 200 && moved.body.contains("\"offset\":\"2h\""), "\(moved)")
+            let log = try await BroadcastEndToEndTests.admin(server, "GET", "/admin/delivery?apnsUniqueId=\(uniqueID)")
+            let json = try JSON(parsing: Array(log.body.utf8))
+            #expect(json["events"]?.array?.compactMap { $0["state"]?.string } == ["received", "storedOffline", "deliveredFromStorage"], "\(log)")
+            #expect(json["events"]?[2]?["console"]?.string == "Delivered to Device (From Storage)", "\(log)")
+            // Delivered when the window ended (an hour after the scenario's start), not when the clock was read.
+            let received = try #require(json["receivedAt"]?.int)
+            let delivered = try #require(json["deliveredAt"]?.int)
+            #expect(delivered - received <= 3_600_000 && delivered - received > 3_500_000, "\(log)")
+            let devices = try await BroadcastEndToEndTests.admin(server, "GET", "/admin/devices")
+            #expect(devices.body.contains("\"state\":\"online\""), "\(devices)")
+        }
+    }
+
+    @Test func badInputGetsAClearErrorNamingTheField() async throws {
+        try await withTestServer { server in
+            let phone = TestData.deviceToken()
+            _ = try await BroadcastEndToEndTests.admin(server, "POST", "/admin/devices", body: #"{"token":"\#(phone)","topic":"\#(TestData.topic)"}"#)
+            let cases: [(String, String, String?, Int, String)] = [
+                ("PUT", "/admin/devices/\(phone)/state", #"{"state":"asleep"}"#, 400, "'asleep' is not a device state"),
+                ("PUT", "/admin/devices/\(phone)/state", #"{"mode":"offline"}"#, 400, "\"parameter\":\"mode\""),
+                ("PUT", "/admin/devices/\(TestData.deviceToken())/state", #"{"state":"offline"}"#, 404, "no device with token"),
+                ("POST", "/admin/clock", #"{"advance":"-1d"}"#, 400, "only moves forward"),
+                ("POST", "/admin/clock", #"{"advance":"soon"}"#, 400, "is not a duration"),
+                ("POST", "/admin/clock", #"{"to":"2001-01-01T00:00:00Z"}"#, 400, "only moves forward"),
+                ("POST", "/admin/clock", "{}", 400, "expected one of"),
+                ("GET", "/admin/delivery", nil, 400, "apns-unique-id"),
+                ("GET", "/admin/delivery?apns-id=nothing", nil, 404, "no push"),
+                ("GET", "/admin/devices/\(phone)/received/wait?count=0", nil, 400, "\"parameter\":\"count\""),
+                ("PUT", "/admin/devices/\(phone)/state", #"{"state":"appRemoved"}"#, 200, "\"state\":\"appRemoved\""),
+                ("PUT", "/admin/devices/\(phone)/state", #"{"state":"online"}"#, 409, "a token never comes back"),
+            ]
+            for (method, path, body, status, text) in cases {
+                let answer = try await BroadcastEndToEndTests.admin(server, method, path, body: body)
+                #expect(answer.status == status && answer.body.contains(text), "\(method) \(path) \(body ?? ""): \(answer)")
+            }
+        }
+    }
+
+    /// The device model sits on the recording path (the store hands it accepted pushes under its lock): at load,
+    /// every answer h2load saw is a recording and a delivery log's data points, counted exactly.
+    @Test func atLoadEveryAcceptedPushIsRecordedAndDelivered() async throws {
+        try await withTestServer { server in
+            let phone = TestData.deviceToken()
+            let register = try await BroadcastEndToEndTests.admin(server, "POST", "/admin/devices", body: #"{"token":"\#(phone)","topic":"\#(TestData.topic)"}"#)
+            #expect(register.status == 201, "\(register)")
+            let result = try await ExternalTool.withTemporaryFile(Data(TestData.alertPayload.utf8)) { payloadPath in
+                try await ExternalTool.run(
+                    "h2load",
+                    ["-n", "20000", "-c", "4", "-m", "100", "-d", payloadPath, "-H", "apns-topic: \(TestData.topic)", server.deviceURL(phone)],
+                    timeout: .seconds(60)
+                )
+            }
+            #expect(result.exitCode == 0, "\(result)")
+            let counts = ProviderLoadTests.requestCounts(result.stdout)
+            let answered = try #require(counts["succeeded"], "\(result)")
+            #expect(answered == 20000, "\(result)")
+            #expect(result.stdout.contains("status codes: 20000 2xx"), "\(result)")
+            let stats = try await server.admin.stats()
+            #expect(stats["received"]?.int == answered, "\(stats)")
+            let metrics = OperationsTests.samples(try await OperationsTests.get("http://127.0.0.1:\(server.adminPort)/metrics").body)
+            #expect(metrics[#"apns_mock_delivery_total{state="received",push_type="alert",priority="10"}"#] == Double(answered), "\(metrics)")
+            #expect(metrics[#"apns_mock_delivery_total{state="delivered",push_type="alert",priority="10"}"#] == Double(answered), "\(metrics)")
+            // The device keeps its newest 1,000 logs.
+            let kept = try await server.admin.request(.get, "/admin/devices/\(phone)/deliveries")
+            #expect(kept.json["deliveries"]?.array?.count == 1000)
+        }
+    }
+}

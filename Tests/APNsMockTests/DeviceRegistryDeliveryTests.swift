@@ -1,0 +1,159 @@
+import Foundation
+import Testing
+
+@testable import APNsMock
+
+private typealias F = ScenarioFixtures
+
+/// The registry as the device model: pushes handed over by the recorder, states changed by the admin API, the
+/// mock's clock moved by tests, and the Console's look-up.
+@Suite("DeviceRegistry delivery")
+struct DeviceRegistryDeliveryTests {
+    private func setUp(_ device: Device = Device(token: F.tokenA, topic: "com.example.app")) -> (DeviceRegistry, MockClock, ScenarioTestClock) {
+        let wall = ScenarioTestClock(F.start)
+        let clock = MockClock(wall: wall.function)
+        let registry = DeviceRegistry([device], clock: clock)
+        return (registry, clock, wall)
+    }
+
+    /// An accepted push's recording, as the store hands it over.
+    private func accepted(
+        _ apnsID: String,
+        token: String = F.tokenA,
+        at time: Int64,
+        headers: [(String, String)] = [],
+        status: Int = 200
+    ) -> RecordedNotification {
+        RecordedNotification(
+            sequence: 1, receivedAt: time, connectionID: 1, streamID: 1,
+            request: F.push(token: token, extraHeaders: headers),
+            response: APNsResponse(status: status, reason: status == 200 ? nil : .badDeviceToken, apnsID: apnsID, uniqueID: "u-" + apnsID)
+        )
+    }
+
+    @Test func aPushToAKnownDeviceGetsALogFoundByEitherID() {
+        let (registry, _, _) = setUp()
+        registry.accept([accepted("A-1", at: F.start)])
+        #expect(registry.delivery(id: "A-1")?.events.map(\.state) == [.received, .delivered])
+        #expect(registry.delivery(id: "u-A-1")?.apnsID == "A-1")
+        #expect(registry.received(token: F.tokenA.uppercased())?.map(\.apnsID) == ["A-1"])
+    }
+
+    @Test func unknownTokensAndRefusedPushesGetNoLog() {
+        let (registry, _, _) = setUp()
+        registry.accept([accepted("B-1", token: F.tokenB, at: F.start), accepted("A-2", at: F.start, status: 400)])
+        #expect(registry.delivery(id: "B-1") == nil)
+        #expect(registry.delivery(id: "A-2") == nil)
+        #expect(registry.deliveryCounts().isEmpty)
+    }
+
+    @Test func theHeadersThatDecideDeliveryAreRead() {
+        let (registry, _, _) = setUp()
+        registry.accept([
+            accepted("A-1", at: F.start, headers: [("apns-priority", "5"), ("apns-collapse-id", "score"), ("apns-expiration", "0")])
+        ])
+        let record = registry.delivery(id: "A-1")
+        #expect(record?.priority == 5)
+        #expect(record?.collapseID == "score")
+        #expect(record?.expiration == 0)
+        #expect(record?.expiresAt == nil)
+        #expect(record?.pushType == "alert")
+    }
+
+    @Test func movingTheClockExpiresAStoredPushInOneStep() throws {
+        let (registry, clock, _) = setUp()
+        _ = try registry.setState(token: F.tokenA, to: .offline)
+        registry.accept([accepted("A-1", at: F.start)])
+        #expect(registry.stored(token: F.tokenA)?.map(\.apnsID) == ["A-1"])
+        try clock.advance(by: 31 * DeliveryPolicy.day)
+        registry.settle()
+        let record = try #require(registry.delivery(id: "A-1"))
+        #expect(record.events.map(\.state) == [.received, .storedOffline, .discardedExpired])
+        #expect(record.events.last?.at == F.start + 30 * DeliveryPolicy.day)
+        #expect(registry.stored(token: F.tokenA) == [])
+    }
+
+    @Test func anExpirationIsMovedByTheOffsetInForceWhenThePushArrives() throws {
+        let (registry, clock, _) = setUp()
+        try clock.advance(by: 10 * DeliveryPolicy.day)
+        _ = try registry.setState(token: F.tokenA, to: .offline)
+        // The provider means "an hour from now" by its own (wall) clock.
+        let expiration = (F.start + 3_600_000) / 1000
+        registry.accept([accepted("A-1", at: F.start, headers: [("apns-expiration", String(expiration))])])
+        let record = try #require(registry.delivery(id: "A-1"))
+        #expect(record.receivedAt == F.start + 10 * DeliveryPolicy.day)
+        #expect(record.expiresAt == F.start + 10 * DeliveryPolicy.day + 3_600_000)
+        #expect(record.state == .storedOffline)
+    }
+
+    @Test func removingTheAppAnswers410FromThenOnWithTheMockClocksTime() throws {
+        let (registry, clock, wall) = setUp()
+        try clock.advance(by: DeliveryPolicy.day)
+        let device = try #require(try registry.setState(token: F.tokenA, to: .appRemoved))
+        #expect(device.state == .appRemoved)
+        #expect(device.unregisteredAt == F.start + DeliveryPolicy.day)
+        let answer = registry.check(token: F.tokenA, topic: "com.example.app", environment: .development, now: wall.now + clock.offsetMilliseconds)
+        #expect(answer == ScenarioResponse(status: 410, reason: .unregistered, timestamp: F.start + DeliveryPolicy.day))
+        #expect(throws: DeviceStateRefused.self) { try registry.setState(token: F.tokenA, to: .online) }
+    }
+
+    @Test func anUnregistrationInTheFutureRemovesTheAppAtItsTime() throws {
+        let (registry, clock, _) = setUp()
+        _ = try registry.setState(token: F.tokenA, to: .offline)
+        registry.accept([accepted("A-1", at: F.start)])
+        registry.unregister(token: F.tokenA, at: F.start + 60_000)
+        #expect(registry.device(token: F.tokenA)?.state == .offline)
+        try clock.advance(by: 120_000)
+        #expect(registry.device(token: F.tokenA)?.state == .appRemoved)
+        #expect(registry.delivery(id: "A-1")?.events.last == DeliveryEvent(.discardedUnregisteredFromStorage, at: F.start + 60_000))
+    }
+
+    @Test func aDeviceRegisteredWithAStateStartsInIt() {
+        let (registry, _, _) = setUp(Device(token: F.tokenA, topic: "com.example.app", state: .lowPower))
+        #expect(registry.device(token: F.tokenA)?.state == .lowPower)
+        #expect(registry.list().map(\.state) == [.lowPower])
+    }
+
+    @Test func aWaitReturnsWhenAStoredPushIsDelivered() async throws {
+        let (registry, _, _) = setUp()
+        _ = try registry.setState(token: F.tokenA, to: .offline)
+        registry.accept([accepted("A-1", at: F.start)])
+        async let delivered = registry.waitForDeliveries(token: F.tokenA, count: 1, timeout: .seconds(30))
+        // Polls with a deadline until the waiter is registered, then brings the device back.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline, registry.waiterCount == 0 { await Task.yield() }
+        _ = try registry.setState(token: F.tokenA, to: .online)
+        #expect(await delivered)
+    }
+
+    @Test func aWaitForAnUnknownTokenOrTooManyEndsFalse() async {
+        let (registry, _, _) = setUp()
+        #expect(await registry.waitForDeliveries(token: F.tokenB, count: 1, timeout: .seconds(30)) == false)
+        registry.accept([accepted("A-1", at: F.start)])
+        #expect(await registry.waitForDeliveries(token: F.tokenA, count: 1, timeout: .zero))
+        #expect(await registry.waitForDeliveries(token: F.tokenA, count: 2, timeout: .milliseconds(1)) == false)
+    }
+
+    @Test func theCountsFollowEveryDataPoint() throws {
+        let (registry, _, _) = setUp()
+        registry.accept([accepted("A-1", at: F.start)])
+        _ = try registry.setState(token: F.tokenA, to: .offline)
+        registry.accept([accepted("A-2", at: F.start + 1)])
+        let counts = registry.deliveryCounts()
+        #expect(counts.filter { $0.key.state == .received }.values.reduce(0, +) == 2)
+        #expect(counts.filter { $0.key.state == .delivered }.values.reduce(0, +) == 1)
+        #expect(counts.filter { $0.key.state == .storedOffline }.values.reduce(0, +) == 1)
+    }
+
+    @Test func theClockOnlyMovesForward() throws {
+        let clock = MockClock(wall: { F.start })
+        #expect(throws: ClockChangeRefused.self) { try clock.advance(by: -1) }
+        #expect(throws: ClockChangeRefused.self) { try clock.advance(to: F.start - 1) }
+        #expect(throws: ClockChangeRefused.self) { try clock.advance(by: MockClock.maximumOffset + 1) }
+        try clock.advance(to: F.start + 5000)
+        #expect(clock.now() == F.start + 5000)
+        #expect(clock.jsonObject()["offset"] as? String == "5s")
+        clock.reset()
+        #expect(clock.now() == F.start)
+    }
+}
