@@ -61,4 +61,32 @@ struct InspectorPageTests {
             #expect(FileManager.default.fileExists(atPath: screenshot))
         }
     }
+
+    /// The device view: a registered device picked, taken offline and back with the page's state menu, a push
+    /// stored meanwhile and then delivered from storage, shown with its thread and its delivery log.
+    @Test(.timeLimit(.minutes(2)))
+    func theDeviceViewShowsWhatTheDeviceReceivedAndItsDeliveryLogs() async throws {
+        try await withTestServer { server in
+            let token = TestData.deviceToken()
+            let registered = try await BroadcastEndToEndTests.admin(
+                server, "POST", "/admin/devices", body: #"{"token":"\#(token)","topic":"\#(TestData.topic)","name":"phone"}"#
+            )
+            #expect(registered.status == 201, "\(registered)")
+            let result = try await ExternalTool.run("python3", [
+                TestPaths.repositoryRoot.appendingPathComponent("Tests/Clients/inspector_devices_check.py").path,
+                "--admin-port", String(server.adminPort), "--provider-port", String(server.providerPort),
+                "--ca", TestPaths.caCertificate, "--token", token,
+            ], timeout: .seconds(90))
+            #expect(result.exitCode == 0, "\(result)")
+            let found = try JSON(parsing: Array(result.stdout.utf8))
+            #expect(found["pageText"]?.string?.hasPrefix("Built from the newest 0 of 0 matching recordings") == true, "\(found)")
+            #expect(found["pushStatus"]?.int == 200, "\(found)")
+            #expect(found["cardsWhileOffline"]?.int == 0, "\(found)")
+            #expect(found["threads"] == .array([.string("thread family")]), "\(found)")
+            #expect(found["bodies"] == .array([.string("Call me")]), "\(found)")
+            let log = found["logs"]?.array?.first?.string ?? ""
+            #expect(log.contains("Received by APNs") && log.contains("Stored – Device Offline") && log.contains("Delivered to Device (From Storage)"), "\(found)")
+            #expect(found["detailDelivery"]?.string?.hasPrefix("Delivery: Received by APNs") == true, "\(found)")
+        }
+    }
 }

@@ -56,13 +56,13 @@ extension NotificationCenterPreview {
                 continue
             }
             var card = Self.card(recording, aps: aps, alert: alert, hidePreviews: hidePreviews)
-            var cards = cardsByApp[bundleID] ?? []
-            if let collapseID = card.collapseID, let earlier = cards.firstIndex(where: { $0.collapseID == collapseID }) {
-                card.replaced = cards[earlier].replaced + 1
-                cards.remove(at: earlier)
+            // Changed in place: an app's cards copied out of the dictionary and stored back were copied whole for
+            // every card, quadratic in the recordings.
+            if let collapseID = card.collapseID, let earlier = cardsByApp[bundleID]?.firstIndex(where: { $0.collapseID == collapseID }) {
+                card.replaced = cardsByApp[bundleID]![earlier].replaced + 1
+                cardsByApp[bundleID]!.remove(at: earlier)
             }
-            cards.append(card)
-            cardsByApp[bundleID] = cards
+            cardsByApp[bundleID, default: []].append(card)
         }
         var apps: [App] = []
         for bundleID in Set(cardsByApp.keys).union(badges.keys) {

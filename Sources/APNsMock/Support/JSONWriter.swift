@@ -233,8 +233,8 @@ public struct JSONWriter: Sendable {
         case let number as Double: double(number)
         case let json as JSONValue: self.value(json)
         case let recording as RecordedNotification: recording.writeJSON(into: &self)
-        case is NSNull: null()
-        case let number as NSNumber: self.number(number)
+        // The containers before the Foundation classes: asking a Swift dictionary or array whether it is an
+        // `NSNumber` bridges it, and all it holds, to Foundation first, at every level of the tree.
         case let object as [String: Any]:
             beginObject()
             for name in object.keys.sorted() {
@@ -248,6 +248,8 @@ public struct JSONWriter: Sendable {
             beginArray()
             for element in elements { write(any: Self.unwrap(element)) }
             endArray()
+        case is NSNull: null()
+        case let number as NSNumber: self.number(number)
         default:
             string(String(describing: value!))
         }

@@ -242,7 +242,7 @@ paths:
   /admin/preview:
     get:
       operationId: preview
-      summary: What the devices would show, built from the newest 5,000 matching recordings.
+      summary: What the devices would show, built from a page of the newest matching recordings (500 unless `limit` says otherwise, at most 5,000; `before` for the next page).
       parameters:
         - name: grouping
           in: query
@@ -253,6 +253,8 @@ paths:
         - $ref: "#/components/parameters/token"
         - $ref: "#/components/parameters/topic"
         - $ref: "#/components/parameters/since"
+        - $ref: "#/components/parameters/limit"
+        - $ref: "#/components/parameters/before"
       responses:
         "200":
           description: Notification Center, per app, with Live Activities, silent pushes and what was not delivered.
@@ -1136,6 +1138,15 @@ components:
       type: object
       required: [apps, liveActivities, silent, notDelivered]
       properties:
+        total: { type: integer, description: "GET /admin/preview: the recordings matching the filters, on every page." }
+        next:
+          description: "GET /admin/preview: where the next (older) page starts; null on the last."
+          oneOf:
+            - type: object
+              required: [before]
+              properties:
+                before: { type: integer }
+            - { type: "null" }
         apps:
           type: array
           items:

@@ -32,6 +32,9 @@ enum AdminRoutes {
     static let defaultWait: Duration = .seconds(5)
     /// Recordings a list returns when no `limit` is given (a page; `next` says where the following one starts).
     static let defaultListLimit = 100
+    /// Recordings a preview is built from when no `limit` is given, and at most.
+    static let defaultPreviewLimit = 500
+    static let maximumPreviewLimit = 5000
 
     static func makeRouter(_ admin: AdminContext) -> RouteListingRouter<BasicRequestContext> {
         let router = RouteListingRouter(context: BasicRequestContext.self)
@@ -113,7 +116,7 @@ enum AdminRoutes {
             }
         }
 
-        // What the devices would show: Notification Center built from the recordings (newest 5,000 matching).
+        // What the devices would show: Notification Center built from a page of the newest matching recordings.
         router.get("/admin/preview") { request, _ -> Response in
             var grouping = NotificationCenterPreview.Grouping.automatic
             var hidePreviews = false
@@ -140,10 +143,18 @@ enum AdminRoutes {
             } catch {
                 return badInput(error)
             }
+            // A page of the newest matching recordings (`limit`, at most 5,000; `before` for the next page): the
+            // whole recorder at once took seconds to draw and megabytes to send.
             query.newestFirst = true
-            query.limit = 5000
-            let recordings = admin.store.list(query).notifications
-            return json(NotificationCenterPreview(recordings: recordings, grouping: grouping, hidePreviews: hidePreviews).jsonObject())
+            query.limit = min(query.limit ?? defaultPreviewLimit, maximumPreviewLimit)
+            if query.afterSequence != nil {
+                return badInput(AdminInputError(parameter: "after", message: "a preview pages back from the newest: use before"))
+            }
+            let page = admin.store.page(query)
+            var body = NotificationCenterPreview(recordings: page.notifications, grouping: grouping, hidePreviews: hidePreviews).jsonObject()
+            body["total"] = page.total
+            if let next = page.next { body["next"] = ["before": next] } else { body["next"] = Optional<Any>.none as Any }
+            return json(body)
         }
 
         router.get("/admin/notifications/stream") { request, _ -> Response in

@@ -1,7 +1,8 @@
 /// The inspector: one static page (HTML, CSS, plain JavaScript; no CDN, no build step, works offline) served from
 /// the binary at `GET /` and `/inspector`. It only draws what the admin API returns: the live feed
-/// (`/admin/notifications/stream`), the notification-center preview (`/admin/preview`), a look-up by ID, the
-/// scenario and the stats. With `--admin-token`, open it as `/?access_token=TOKEN`.
+/// (`/admin/notifications/stream`), the simulated devices (`/admin/devices`, their state, what each received and
+/// its delivery logs), the notification-center preview (`/admin/preview`, a page at a time), a look-up by ID with
+/// the push's delivery log, the scenario and the stats. With `--admin-token`, open it as `/?access_token=TOKEN`.
 enum InspectorPage {
     static let html = #"""
 <!doctype html>
@@ -42,6 +43,11 @@ enum InspectorPage {
   .other { font-size: 12px; color: #555; }
   #scenario-text { width: 100%; height: 160px; font-family: ui-monospace, Menlo, monospace; font-size: 12px; }
   #scenario-problems { color: #c62828; font-size: 12px; white-space: pre-wrap; }
+  #devices tbody tr.selected { background: #e3e3ff; }
+  .thread { font-size: 11px; color: #555; margin-bottom: 2px; }
+  #device-log .delivery { font-size: 12px; border-bottom: 1px solid #eee; padding: 3px 0; }
+  #device-log .delivery.stored { color: #b26a00; } #device-log .delivery.discarded { color: #c62828; }
+  #preview-page { font-size: 12px; color: #555; }
 </style>
 </head>
 <body>
@@ -71,13 +77,20 @@ enum InspectorPage {
 </div>
 <div>
   <section>
-    <h2>Notification Center</h2>
+    <h2>Devices</h2>
+    <table id="devices"><thead><tr><th>name</th><th>token</th><th>state</th></tr></thead><tbody></tbody></table>
+    <div class="other" id="devices-note">Pick a device to see what it received; register devices with POST /admin/devices or a scenario.</div>
+  </section>
+  <section>
+    <h2 id="preview-title">Notification Center</h2>
     <div class="controls">
       <input id="p-token" placeholder="device token (all when empty)" size="28">
       <select id="p-grouping"><option>automatic</option><option>app</option><option>off</option></select>
       <label><input type="checkbox" id="p-hide"> hide previews</label>
     </div>
+    <div id="preview-page"></div>
     <div id="preview"></div>
+    <div id="device-log"></div>
   </section>
 </div>
 </main>
@@ -138,7 +151,12 @@ async function showDetail(r) {
   for (const o of preview.notDelivered) if (o.sequence === r.sequence) story = "Device: nothing (" + o.why + ").";
   for (const a of preview.liveActivities) if (a.lastSequence === r.sequence) story = "Device: Live Activity " + a.state + ", content-state " + a.contentState + ".";
   const warnings = (r.warnings || []).map(w => "Warning " + w.code + " at " + w.path + ": " + w.message).join("\n");
-  detail.textContent = story + (warnings ? "\n" + warnings : "") + "\n\n" + JSON.stringify(r, null, 2);
+  let delivery = "";
+  if (r.response && r.response.status === 200 && r.response.apnsId) {
+    const log = await getJSON("/admin/delivery", { "apns-id": r.response.apnsId });
+    if (log.status === 200) delivery = "\nDelivery: " + logText(log.body);
+  }
+  detail.textContent = story + delivery + (warnings ? "\n" + warnings : "") + "\n\n" + JSON.stringify(r, null, 2);
   detail.dataset.sequence = String(r.sequence);
 }
 async function startFeed() {
@@ -180,17 +198,45 @@ function card(c) {
     el("div", { class: "body" }, c.body || ""),
     c.replaced ? el("div", { class: "summary" }, "replaced " + c.replaced + " earlier (collapse-id " + c.collapseId + ")") : null);
 }
+// One push's delivery log, in the Console's words, each with its time on the mock's clock.
+function logText(log) { return log.events.map(e => e.console + " " + e.time.slice(11, 19)).join(" → "); }
+// The preview: the picked device's Notification Center, built from what it received, with its stored pushes and
+// delivery logs; or, with no device picked, a page of the newest recordings (older pages on request).
+let previewBefore = null;
 async function renderPreview() {
-  const params = { grouping: document.getElementById("p-grouping").value };
-  const token = document.getElementById("p-token").value.trim(); if (token) params.token = token;
-  if (document.getElementById("p-hide").checked) params["hide-previews"] = "true";
-  const preview = (await getJSON("/admin/preview", params)).body;
-  const root = document.getElementById("preview"); root.textContent = "";
+  const root = document.getElementById("preview"), log = document.getElementById("device-log"), page = document.getElementById("preview-page");
+  const hide = document.getElementById("p-hide").checked;
+  let preview;
+  log.textContent = ""; page.textContent = "";
+  if (selectedDevice) {
+    const received = await getJSON("/admin/devices/" + encodeURIComponent(selectedDevice) + "/received", hide ? { hidePreviews: "true" } : {});
+    if (received.status !== 200) { selectedDevice = null; return renderPreview(); }
+    preview = received.body.preview;
+    document.getElementById("preview-title").textContent = "Notification Center of " + short(selectedDevice) + ": what it received";
+    const logs = (await getJSON("/admin/devices/" + encodeURIComponent(selectedDevice) + "/deliveries")).body.deliveries || [];
+    log.append(el("h2", {}, "Delivery logs (stored last)"));
+    for (const d of logs.slice().reverse()) {
+      const kind = d.state.startsWith("stored") ? "stored" : d.state.startsWith("discarded") ? "discarded" : "delivered";
+      log.append(el("div", { class: "delivery " + kind, "data-state": d.state, "data-apns-id": d.apnsId || "" }, (d.apnsId || "").slice(0, 8) + "… " + logText(d)));
+    }
+  } else {
+    const params = { grouping: document.getElementById("p-grouping").value };
+    const token = document.getElementById("p-token").value.trim(); if (token) params.token = token;
+    if (hide) params["hide-previews"] = "true";
+    if (previewBefore) params.before = String(previewBefore);
+    preview = (await getJSON("/admin/preview", params)).body;
+    document.getElementById("preview-title").textContent = "Notification Center";
+    page.append("Built from the newest " + Math.min(preview.total, 500) + " of " + preview.total + " matching recordings" + (previewBefore ? " before #" + previewBefore : "") + ". ");
+    if (preview.next) { const older = el("button", { id: "p-older" }, "Older"); older.addEventListener("click", () => { previewBefore = preview.next.before; renderPreview(); }); page.append(older); }
+    if (previewBefore) { const newest = el("button", { id: "p-newest" }, "Newest"); newest.addEventListener("click", () => { previewBefore = null; renderPreview(); }); page.append(newest); }
+  }
+  root.textContent = "";
   for (const app of preview.apps) {
     const node = el("div", { class: "app", "data-bundle": app.bundleId },
       el("div", { class: "app-name" }, app.bundleId, app.badge !== null ? el("span", { class: "badge" }, String(app.badge)) : null));
     for (const stack of app.stacks) {
       const s = el("div", { class: "stack", "data-thread": stack.threadId || "" });
+      if (stack.threadId) s.append(el("div", { class: "thread" }, "thread " + stack.threadId));
       if (stack.hiddenText) s.append(card(stack.cards[0]), el("div", { class: "hidden-text" }, stack.hiddenText));
       else {
         s.append(card(stack.cards[0]));
@@ -215,7 +261,30 @@ async function renderPreview() {
   }
   root.dataset.rendered = String(Date.now());
 }
-for (const id of ["p-token", "p-grouping", "p-hide"]) document.getElementById(id).addEventListener("change", renderPreview);
+
+// Devices: each simulated device and its state, changed here; picking one shows what it received.
+const deviceStates = ["online", "offline", "lowPower", "notificationsDisabled", "appRemoved"];
+let selectedDevice = null;
+async function loadDevices() {
+  const devices = (await getJSON("/admin/devices")).body.devices || [];
+  const body = document.querySelector("#devices tbody"); body.textContent = "";
+  for (const d of devices) {
+    const select = el("select", { "data-token": d.token });
+    for (const state of deviceStates) { const option = el("option", {}, state); option.selected = state === d.state; select.append(option); }
+    select.addEventListener("click", event => event.stopPropagation());
+    select.addEventListener("change", async () => {
+      const answer = await fetch(url("/admin/devices/" + encodeURIComponent(d.token) + "/state"), { method: "PUT", body: JSON.stringify({ state: select.value }) });
+      document.getElementById("devices-note").textContent = answer.status === 200 ? short(d.token) + " is " + select.value + "." : (await answer.json()).error;
+      await loadDevices(); renderPreview();
+    });
+    const row = el("tr", { "data-token": d.token, class: d.token === selectedDevice ? "selected" : "" },
+      el("td", {}, d.name || ""), el("td", { title: d.token }, short(d.token)), el("td", { class: "state" }, select));
+    row.addEventListener("click", () => { selectedDevice = selectedDevice === d.token ? null : d.token; loadDevices(); renderPreview(); });
+    body.append(row);
+  }
+  document.getElementById("devices").dataset.loaded = String(Date.now());
+}
+for (const id of ["p-token", "p-grouping", "p-hide"]) document.getElementById(id).addEventListener("change", () => { previewBefore = null; renderPreview(); });
 
 // Scenario and stats
 async function loadScenario() {
@@ -239,7 +308,9 @@ async function refreshStats() {
   const byStatus = Object.entries(s.byStatus || {}).map(([k, v]) => k + ": " + v).join(", ");
   document.getElementById("stats").textContent = s.received + " received (" + byStatus + ") · " + s.connections.open + " connections open";
 }
-startFeed(); renderPreview(); loadScenario(); refreshStats(); setInterval(refreshStats, 2000);
+// The device list is redrawn with the stats, except while one of its state menus is open.
+async function refresh() { refreshStats(); if (!(document.activeElement && document.activeElement.closest("#devices"))) loadDevices(); }
+startFeed(); renderPreview(); loadScenario(); refresh(); setInterval(refresh, 2000);
 </script>
 </body>
 </html>

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Drives the inspector's device view in headless Chromium (selenium + Debian's chromium-driver): picks the device
+the caller registered, takes it offline with the page's state menu, sends it a push with httpx, sees it stored,
+brings the device back online, and sees what it received; prints the findings as JSON.
+
+  inspector_devices_check.py --admin-port A --provider-port P --ca Certs/ca.pem --token HEX
+"""
+import argparse
+import json
+
+import httpx
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--admin-port", type=int, required=True)
+    parser.add_argument("--provider-port", type=int, required=True)
+    parser.add_argument("--ca", required=True)
+    parser.add_argument("--token", required=True)
+    args = parser.parse_args()
+
+    options = Options()
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1100"):
+        options.add_argument(flag)
+    options.binary_location = "/usr/bin/chromium"
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    wait = WebDriverWait(driver, 15)
+    found = {}
+    row = f'#devices tbody tr[data-token="{args.token}"]'
+
+    def states():
+        return [d.get_attribute("data-state") for d in driver.find_elements(By.CSS_SELECTOR, "#device-log .delivery")]
+
+    def choose(state):
+        Select(driver.find_element(By.CSS_SELECTOR, row + " select")).select_by_visible_text(state)
+        wait.until(lambda d: d.find_element(By.ID, "devices-note").text.endswith(f"is {state}."))
+
+    try:
+        driver.get(f"http://127.0.0.1:{args.admin_port}/")
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, row))
+        wait.until(lambda d: d.find_element(By.ID, "feed").get_attribute("data-live") == "true")
+        found["pageText"] = driver.find_element(By.ID, "preview-page").text
+        driver.find_element(By.CSS_SELECTOR, row + " td:nth-child(2)").click()
+        wait.until(lambda d: "what it received" in d.find_element(By.ID, "preview-title").text)
+        choose("offline")
+        with httpx.Client(http2=True, http1=False, verify=args.ca, timeout=15) as client:
+            answer = client.post(f"https://localhost:{args.provider_port}/3/device/{args.token}", headers={"apns-topic": "com.example.app"},
+                                 content=b'{"aps":{"alert":{"title":"Mum","body":"Call me"},"thread-id":"family"}}')
+        found["pushStatus"] = answer.status_code
+        apns_id = answer.headers.get("apns-id")
+        wait.until(lambda d: "storedOffline" in states())
+        found["cardsWhileOffline"] = len(driver.find_elements(By.CSS_SELECTOR, "#preview .card"))
+        choose("online")
+        wait.until(lambda d: "deliveredFromStorage" in states())
+        found["logs"] = [d.text for d in driver.find_elements(By.CSS_SELECTOR, "#device-log .delivery")]
+        found["threads"] = [t.text for t in driver.find_elements(By.CSS_SELECTOR, "#preview .thread")]
+        found["bodies"] = [b.text for b in driver.find_elements(By.CSS_SELECTOR, "#preview .card .body")]
+        rows = driver.find_elements(By.CSS_SELECTOR, "#feed tbody tr")
+        rows[0].click()
+        wait.until(lambda d: "Delivery:" in d.find_element(By.ID, "detail").text)
+        found["detailDelivery"] = next(line for line in driver.find_element(By.ID, "detail").text.split("\n") if line.startswith("Delivery:"))
+        found["apnsId"] = apns_id
+    finally:
+        driver.quit()
+    print(json.dumps(found))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
