@@ -39,6 +39,9 @@ public struct NotificationFilter: Sendable, Hashable, CustomStringConvertible {
     public var connection: UInt64?
     /// `true`: only requests that were never answered; `false`: only answered ones.
     public var abandoned: Bool?
+    /// Only pushes to simulated devices whose delivery log is in this state now (`storedOffline`, …) or family
+    /// (`stored`, `delivered`, `discarded`). Lists only: a wait refuses it.
+    public var delivery: String?
 
     /// A filter on any of these fields; the ones left `nil` match everything.
     public init(
@@ -58,7 +61,8 @@ public struct NotificationFilter: Sendable, Hashable, CustomStringConvertible {
         payload: [String] = [],
         since: Date? = nil,
         connection: UInt64? = nil,
-        abandoned: Bool? = nil
+        abandoned: Bool? = nil,
+        delivery: String? = nil
     ) {
         self.deviceToken = deviceToken
         self.topic = topic
@@ -77,6 +81,7 @@ public struct NotificationFilter: Sendable, Hashable, CustomStringConvertible {
         self.since = since
         self.connection = connection
         self.abandoned = abandoned
+        self.delivery = delivery
     }
 
     /// Every recording.
@@ -105,6 +110,7 @@ public struct NotificationFilter: Sendable, Hashable, CustomStringConvertible {
         add("since", since.map { String(Int64(($0.timeIntervalSince1970 * 1000).rounded(.down))) })
         add("connection", connection.map(String.init))
         add("abandoned", abandoned.map(String.init))
+        add("delivery", delivery)
         return result
     }
 

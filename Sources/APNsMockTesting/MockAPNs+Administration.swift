@@ -20,6 +20,11 @@ extension MockAPNs {
             throw AdminRequestFailed(request: "waitForNotifications", status: 400, message: "count must be at least 1", parameter: "count")
         }
         var query = try Self.query(filter, call: "waitForNotifications")
+        do throws(AdminInputError) {
+            try query.refuseDeliveryFilter(in: "a wait")
+        } catch {
+            throw AdminRequestFailed(request: "waitForNotifications", status: 400, message: error.message, parameter: error.parameter)
+        }
         query.limit = count
         let result = await server.store.wait(for: query, count: count, timeout: timeout)
         let matched = try result.notifications.map(Self.decode)

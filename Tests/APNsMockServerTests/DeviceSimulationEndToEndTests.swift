@@ -73,6 +73,34 @@ struct DeviceSimulationEndToEndTests {
         }
     }
 
+    @Test func theRecordingsListFiltersByDeliveryState() async throws {
+        try await withTestServer { server in
+            let phone = TestData.deviceToken()
+            _ = try await BroadcastEndToEndTests.admin(server, "POST", "/admin/devices", body: #"{"token":"\#(phone)","topic":"\#(TestData.topic)"}"#)
+            let delivered = try await Self.httpxPush(server, token: phone)
+            _ = try await BroadcastEndToEndTests.admin(server, "PUT", "/admin/devices/\(phone)/state", body: #"{"state":"offline"}"#)
+            let stored = try await Self.httpxPush(server, token: phone)
+            let unsimulated = try await Self.httpxPush(server, token: TestData.deviceToken())
+            #expect([delivered, stored, unsimulated].allSatisfy { $0["status"]?.int == 200 })
+            func ids(_ filter: String) async throws -> [String] {
+                let (status, json) = try await server.admin.request(.get, "/admin/notifications", query: [("delivery", filter)])
+                #expect(status == 200, "\(json)")
+                return (json["notifications"]?.array ?? []).compactMap { $0["response"]?["apnsId"]?.string }
+            }
+            #expect(try await ids("stored") == [stored["headers"]?["apns-id"]?.string].compactMap { $0 })
+            #expect(try await ids("storedOffline") == (try await ids("stored")))
+            #expect(try await ids("delivered") == [delivered["headers"]?["apns-id"]?.string].compactMap { $0 })
+            #expect(try await ids("discarded").isEmpty)
+            _ = try await BroadcastEndToEndTests.admin(server, "PUT", "/admin/devices/\(phone)/state", body: #"{"state":"online"}"#)
+            #expect(try await ids("stored").isEmpty)
+            #expect(try await ids("deliveredFromStorage") == [stored["headers"]?["apns-id"]?.string].compactMap { $0 })
+            let bad = try await server.admin.request(.get, "/admin/notifications", query: [("delivery", "sent")])
+            #expect(bad.status == 400 && bad.json["parameter"]?.string == "delivery", "\(bad)")
+            let wait = try await server.admin.request(.get, "/admin/notifications/wait", query: [("delivery", "stored")])
+            #expect(wait.status == 400 && wait.json["error"]?.string?.contains("received/wait") == true, "\(wait)")
+        }
+    }
+
     /// The device model sits on the recording path (the store hands it accepted pushes under its lock): at load,
     /// every answer h2load saw is a recording and a delivery log's data points, counted exactly.
     @Test func atLoadEveryAcceptedPushIsRecordedAndDelivered() async throws {

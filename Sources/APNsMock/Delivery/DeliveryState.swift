@@ -54,3 +54,35 @@ public struct DeliveryEvent: Sendable, Equatable {
         self.at = at
     }
 }
+
+/// The recordings list's `delivery=` filter: one state, or a family of them (`stored`, `delivered`, `discarded`).
+public enum DeliveryStateFilter: Sendable, Equatable {
+    case state(DeliveryState)
+    case stored
+    case delivered
+    case discarded
+
+    /// `storedOffline`, `stored`, …; `nil` for anything else.
+    public init?(_ text: String) {
+        switch text {
+        case "stored": self = .stored
+        case "delivered": self = .delivered
+        case "discarded": self = .discarded
+        default:
+            guard let state = DeliveryState(rawValue: text) else { return nil }
+            self = .state(state)
+        }
+    }
+
+    public func matches(_ state: DeliveryState) -> Bool {
+        switch self {
+        case .state(let wanted): state == wanted
+        case .stored: state.isStorage
+        case .delivered: state.isDelivery
+        case .discarded: state.isDiscard
+        }
+    }
+
+    /// What the filter takes, for error messages.
+    static let names = ["stored", "delivered", "discarded"] + DeliveryState.allCases.map(\.rawValue)
+}

@@ -290,6 +290,21 @@ extension DeviceRegistry {
         simulation(token)?.records
     }
 
+    /// The recordings' sequence numbers of the logs whose state now `filter` matches.
+    public func sequences(matching filter: DeliveryStateFilter) -> Set<UInt64> {
+        let now = clock.now()
+        return state.withLock { state in
+            var found: Set<UInt64> = []
+            for key in Array(state.entries.keys) {
+                Self.settle(key, at: now, in: &state)
+                for record in state.entries[key]!.simulation.records where filter.matches(record.state) {
+                    if let sequence = record.recording?.sequence, sequence > 0 { found.insert(sequence) }
+                }
+            }
+            return found
+        }
+    }
+
     /// Data points of every delivery log since start, for the metrics.
     public func deliveryCounts() -> [DeliveryTally: Int] {
         state.withLock { $0.tallies }

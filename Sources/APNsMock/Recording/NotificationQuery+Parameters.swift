@@ -11,7 +11,8 @@ extension NotificationQuery {
     /// The filters: `token`, `topic` (case-insensitive), `push-type`, `status`, `reason`, `apns-id`, `auth`,
     /// `key-id`, `team-id`, `rule`, `connection`, `abandoned`, `header` (`name:value`, repeatable: all must match),
     /// `payload` (`$.json.path:value`, repeatable),
-    /// `since` (milliseconds since the epoch, an ISO 8601 time, `now`, or relative to now: `-30s`); paging: `limit`,
+    /// `since` (milliseconds since the epoch, an ISO 8601 time, `now`, or relative to now: `-30s`), `delivery` (a
+    /// simulated device's delivery state, or `stored`, `delivered`, `discarded`); paging: `limit`,
     /// `order` (`oldest`, `newest`), `after` / `before` (a sequence number).
     /// Unknown parameters are an error, so a typo does not silently match everything; so is a filter given twice
     /// (except `header`), so `status=200&status=400` is never silently the last one.
@@ -114,6 +115,11 @@ extension NotificationQuery {
                 default: throw AdminInputError(parameter: given, message: "'\(value)' is not any or none")
                 }
             case "bundle-id": bundleID = value
+            case "delivery":
+                guard let filter = DeliveryStateFilter(value) else {
+                    throw AdminInputError(parameter: given, message: "'\(value)' is not a delivery state; " + NearMiss.suggestion(for: value, among: DeliveryStateFilter.names))
+                }
+                delivery = filter
             case "after", "before":
                 guard let sequence = UInt64(value) else {
                     throw AdminInputError(parameter: given, message: "'\(value)' is not a sequence number")
@@ -124,6 +130,19 @@ extension NotificationQuery {
                     throw AdminInputError(parameter: given, message: "unknown parameter")
                 }
             }
+        }
+    }
+}
+
+extension NotificationQuery {
+    /// A delivery state changes after its recording is made, so only lists (which ask the devices when they run)
+    /// take `delivery=`; a wait or the feed, which match recordings as they come, refuse it rather than ignore it.
+    package func refuseDeliveryFilter(in route: String) throws(AdminInputError) {
+        guard delivery == nil else {
+            throw AdminInputError(
+                parameter: "delivery",
+                message: "filters lists and previews only, not \(route); wait for a device's deliveries with GET /admin/devices/{token}/received/wait"
+            )
         }
     }
 }

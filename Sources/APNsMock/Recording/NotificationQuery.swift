@@ -39,6 +39,11 @@ public struct NotificationQuery: Sendable, Equatable {
     public var hasWarnings: Bool?
     /// `oldest` first (arrival order, the default) or `newest` first.
     public var newestFirst = false
+    /// Only recordings whose simulated device's delivery log is in such a state now (the store resolves it into
+    /// `sequences` when it lists).
+    public var delivery: DeliveryStateFilter?
+    /// Only recordings with these sequence numbers.
+    package var sequences: Set<UInt64>?
 
     public init(
         deviceToken: String? = nil,
@@ -74,6 +79,7 @@ public struct NotificationQuery: Sendable, Equatable {
         // Tokens are hex: compare them without regard to case, as APNs accepts either.
         if let deviceToken, notification.deviceToken?.lowercased() != deviceToken.lowercased() { return false }
         if let afterSequence, notification.sequence <= afterSequence { return false }
+        if let sequences, !sequences.contains(notification.sequence) { return false }
         if let beforeSequence, notification.sequence >= beforeSequence { return false }
         // Topics are bundle ids: APNs compares them without regard to case.
         if let topic, notification.topic?.lowercased() != topic.lowercased() { return false }

@@ -273,6 +273,8 @@ public final class NotificationStore: Sendable {
         var filters = query
         filters.afterSequence = nil
         filters.beforeSequence = nil
+        // Asked of the devices before the store's lock is taken: their logs, not the recordings, know the state.
+        if let delivery = query.delivery { filters.sequences = devices?.sequences(matching: delivery) ?? [] }
         return state.withLock { state in
             var found: [RecordedNotification] = []
             var total = 0

@@ -129,6 +129,7 @@ paths:
         - $ref: "#/components/parameters/bundleId"
         - $ref: "#/components/parameters/warning"
         - $ref: "#/components/parameters/warnings"
+        - $ref: "#/components/parameters/delivery"
         - $ref: "#/components/parameters/limit"
         - $ref: "#/components/parameters/order"
         - $ref: "#/components/parameters/after"
@@ -253,6 +254,7 @@ paths:
         - $ref: "#/components/parameters/token"
         - $ref: "#/components/parameters/topic"
         - $ref: "#/components/parameters/since"
+        - $ref: "#/components/parameters/delivery"
         - $ref: "#/components/parameters/limit"
         - $ref: "#/components/parameters/before"
       responses:
@@ -751,6 +753,13 @@ components:
       name: connection
       in: query
       schema: { type: integer, minimum: 0 }
+    delivery:
+      name: delivery
+      in: query
+      description: "Only pushes to simulated devices whose delivery log is in this state now, or family (lists and previews only)."
+      schema:
+        type: string
+        enum: [stored, delivered, discarded, received, deliveredFromStorage, storedOffline, storedPower, discardedUnregistered, discardedUnregisteredFromStorage, discardedExpired, discardedDisabled, discardedDisabledFromStorage, discardedCoalesced]
     abandoned:
       name: abandoned
       in: query

@@ -359,6 +359,7 @@ enum AdminRoutes {
 
     static func waitParameters(_ parameters: [(String, String)]) throws(AdminInputError) -> (NotificationQuery, Int, Duration) {
         var query = try NotificationQuery(parameters: parameters, extraAllowed: ["count", "timeout"])
+        try query.refuseDeliveryFilter(in: "a wait")
         var count = 1
         var timeout = defaultWait
         for (name, value) in parameters {
@@ -415,6 +416,7 @@ enum AdminRoutes {
         }
         // Subscribed before the backlog is read, so nothing made in between is missed; duplicates are dropped
         // by sequence.
+        do throws(AdminInputError) { try query.refuseDeliveryFilter(in: "the live feed") } catch { return badInput(error) }
         let filter = query.streamFilter
         let subscription = admin.liveFeed.subscribe(filter)
         let backlogFrom = query.afterSequence
