@@ -45,6 +45,8 @@ package final class MockServer: Sendable {
     package let adminRoutes: [AdminRoute]
     /// This replica's part in a PostgreSQL-backed cluster (`--store postgres://…`).
     private let cluster: (any ClusterMember)?
+    /// Keeps the simulated devices in the store across restarts (`--store sqlite:…`).
+    private let deviceSaver: DeviceStateSaver?
 
     private init(
         configuration: ServerConfiguration,
@@ -61,9 +63,11 @@ package final class MockServer: Sendable {
         admin: AdminContext,
         adminRoutes: [AdminRoute],
         cluster: (any ClusterMember)?,
+        deviceSaver: DeviceStateSaver?,
         logger: Logger
     ) {
         self.cluster = cluster
+        self.deviceSaver = deviceSaver
         self.adminServices = adminServices
         self.admin = admin
         self.adminRoutes = adminRoutes
@@ -153,6 +157,7 @@ package final class MockServer: Sendable {
         var restored: [RecordedNotification] = []
         var cluster: (any ClusterMember)?
         var fromCluster: [RecordedNotification] = []
+        var devicePersistence: (any DeviceStatePersistence)?
         if configuration.store != .memory {
             guard let stores else {
                 throw StartupError.store(
@@ -164,6 +169,7 @@ package final class MockServer: Sendable {
             restored = opened.restored
             fromCluster = opened.shared
             cluster = opened.cluster
+            devicePersistence = opened.devices
         }
         let liveFeed = LiveFeed()
         sinks.append(liveFeed)
@@ -174,6 +180,24 @@ package final class MockServer: Sendable {
                 "recordings loaded back from the store",
                 metadata: ["store": "\(path(of: configuration.store))", "recordings": "\(restored.count)", "last-sequence": "\(restored.last!.sequence)"]
             )
+        }
+        var deviceSaver: DeviceStateSaver?
+        if let devicePersistence {
+            do {
+                if let snapshot = try devicePersistence.loadDevices() {
+                    let count = try scenario.devices.restore(snapshot, recordings: restored)
+                    logger.info(
+                        "simulated devices loaded back from the store",
+                        metadata: ["store": "\(path(of: configuration.store))", "devices": "\(count)", "clock-offset": "\(scenario.clock.jsonObject()["offset"] ?? "")"]
+                    )
+                }
+            } catch {
+                throw StartupError.store("--store \(path(of: configuration.store)): \(error)")
+            }
+            let saver = DeviceStateSaver(registry: scenario.devices, persistence: devicePersistence, logger: logger)
+            saver.start()
+            started.started { await saver.finish() }
+            deviceSaver = saver
         }
         let channels = scenario.channels
         if let cluster {
@@ -259,6 +283,7 @@ package final class MockServer: Sendable {
             admin: admin,
             adminRoutes: router.routes,
             cluster: cluster,
+            deviceSaver: deviceSaver,
             logger: logger
         )
         logger.info(
@@ -379,6 +404,8 @@ package final class MockServer: Sendable {
         // they have finished, after the loops have stopped.
         recorder.backPressure.stopResumingWaiters()
         try? await group.shutdownGracefully()
+        // Every push is accepted by now: the devices' last state is final.
+        await deviceSaver?.finish()
         let statistics = store.statistics()
         var metadata: Logger.Metadata = ["memory": "\(statistics.received)"]
         for sink in await recorder.finishSinks(timeout: Self.sinkFlushBound) {

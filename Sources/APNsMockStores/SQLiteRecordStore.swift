@@ -16,6 +16,8 @@ final class SQLiteRecordStore: RecordBatchWriter {
     /// The most rows kept (`--max-recorded`).
     let capacity: Int
     private let database: DatabaseQueue
+    /// The simulated devices, kept in the same file.
+    var deviceStates: SQLiteDeviceStates { SQLiteDeviceStates(database: database) }
     /// Row columns of recent request shapes and extras. Writer thread only.
     private var rowCache = RecordingRowCache()
 
@@ -81,6 +83,16 @@ final class SQLiteRecordStore: RecordBatchWriter {
                     payload BLOB NOT NULL,
                     payload_size INTEGER NOT NULL,
                     extras TEXT NOT NULL
+                );
+                """)
+        }
+        migrator.registerMigration("v2: device states") { db in
+            // One row: the device registry's snapshot (JSON), replaced whenever it is saved.
+            try db.execute(sql: """
+                CREATE TABLE device_states (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    saved_at INTEGER NOT NULL,
+                    snapshot BLOB NOT NULL
                 );
                 """)
         }
@@ -249,6 +261,28 @@ private struct Binder {
             } else {
                 _ = sqlite3_bind_zeroblob(statement, index, 0)
             }
+        }
+    }
+}
+
+/// The simulated devices in the SQLite file: one snapshot, written by the saver's task, read at start. GRDB's
+/// queue serializes it with the recordings' writer thread.
+struct SQLiteDeviceStates: DeviceStatePersistence {
+    let database: DatabaseQueue
+
+    func loadDevices() throws -> [UInt8]? {
+        try database.read { db in
+            try Data.fetchOne(db, sql: "SELECT snapshot FROM device_states WHERE id = 1").map { Array($0) }
+        }
+    }
+
+    func saveDevices(_ snapshot: [UInt8]) throws {
+        let savedAt = WallClock.milliseconds()
+        try database.write { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO device_states (id, saved_at, snapshot) VALUES (1, ?, ?)",
+                arguments: [savedAt, Data(snapshot)]
+            )
         }
     }
 }

@@ -21,7 +21,7 @@ package struct StoreOpener: DurableStoreOpener {
                 let restored = try database.load()
                 let sink = WriterThreadSink(name: "sqlite", writer: database, backPressure: backPressure)
                 started.started { _ = await sink.finish(timeout: MockServer.sinkFlushBound) }
-                return OpenedStore(sink: sink, restored: restored)
+                return OpenedStore(sink: sink, restored: restored, devices: database.deviceStates)
             } catch {
                 throw StartupError.store("\(error)")
             }

@@ -69,6 +69,61 @@ struct SQLiteStoreTests {
         }
     }
 
+    /// A restart on the same file finds the simulated devices as they were: their states, what is stored for them,
+    /// each push's delivery log (with its recording, for previews) and the clock's offset.
+    @Test(.timeLimit(.minutes(2)))
+    func aRestartKeepsDeviceStatesAndDeliveryLogs() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-sqlite-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("recordings.sqlite").path
+        let phone = TestData.deviceToken()
+        func admin(_ ports: (provider: Int, admin: Int), _ method: String, _ path: String, _ body: String? = nil) async throws -> (status: Int, json: JSON) {
+            var arguments = ["-s", "-w", "\n%{http_code}", "-X", method]
+            if let body { arguments += ["--data-binary", body] }
+            let result = try await ExternalTool.run("curl", arguments + ["http://127.0.0.1:\(ports.admin)\(path)"])
+            let lines = result.stdout.components(separatedBy: "\n")
+            return (Int(lines.last ?? "") ?? -1, try JSON(parsing: Array(lines.dropLast().joined(separator: "\n").utf8)))
+        }
+        func push(_ ports: (provider: Int, admin: Int), _ alert: String) async throws -> String {
+            let result = try await ProviderCurlTests.curl([
+                "--http2", "-s", "-D", "-", "-o", "/dev/null", "-H", "apns-topic: \(TestData.topic)", "-d", #"{"aps":{"alert":"\#(alert)"}}"#,
+                "https://127.0.0.1:\(ports.provider)/3/device/\(phone)",
+            ])
+            let line = result.stdout.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix("apns-id: ") }
+            return String(try #require(line, "\(result)").dropFirst("apns-id: ".count))
+        }
+
+        let (first, ports) = try await RecordingPipelineTests.serve(["--store", "sqlite:" + database], in: folder)
+        defer { first.cleanUp() }
+        #expect(try await admin(ports, "POST", "/admin/devices", #"{"token":"\#(phone)","topic":"\#(TestData.topic)","name":"phone"}"#).status == 201)
+        let delivered = try await push(ports, "first")
+        #expect(try await admin(ports, "PUT", "/admin/devices/\(phone)/state", #"{"state":"offline"}"#).status == 200)
+        let stored = try await push(ports, "while offline")
+        #expect(try await admin(ports, "POST", "/admin/clock", #"{"advance":"1h"}"#).status == 200)
+        first.signal(SIGTERM)
+        let exit = try await first.waitForExit(timeout: .seconds(30))
+        #expect(exit == 0, "\(first.output)")
+
+        let (second, secondPorts) = try await RecordingPipelineTests.serve(["--store", "sqlite:" + database], in: folder)
+        defer { second.cleanUp() }
+        #expect(second.output.contains("simulated devices loaded back from the store"), "\(second.output)")
+        let devices = try await admin(secondPorts, "GET", "/admin/devices")
+        #expect(devices.json["devices"]?[0]?["state"]?.string == "offline" && devices.json["devices"]?[0]?["name"]?.string == "phone", "\(devices.json)")
+        let clock = try await admin(secondPorts, "GET", "/admin/clock")
+        #expect(clock.json["offset"]?.string == "1h", "\(clock.json)")
+        let kept = try await admin(secondPorts, "GET", "/admin/delivery?apns-id=\(delivered)")
+        #expect(kept.json["state"]?.string == "delivered" && kept.json["sequence"]?.int == 1, "\(kept.json)")
+        let waiting = try await admin(secondPorts, "GET", "/admin/devices/\(phone)/stored")
+        #expect(waiting.json["stored"]?[0]?["apnsId"]?.string == stored, "\(waiting.json)")
+        #expect(try await admin(secondPorts, "PUT", "/admin/devices/\(phone)/state", #"{"state":"online"}"#).status == 200)
+        let received = try await admin(secondPorts, "GET", "/admin/devices/\(phone)/received")
+        #expect(received.json["received"]?.array?.compactMap { $0["state"]?.string } == ["delivered", "deliveredFromStorage"], "\(received.json)")
+        let cards = (received.json["preview"]?["apps"]?[0]?["stacks"]?.array ?? []).flatMap { $0["cards"]?.array ?? [] }
+        let bodies = cards.compactMap { $0["body"]?.string }
+        #expect(bodies == ["while offline", "first"], "the cards come from the recordings loaded back: \(received.json)")
+    }
+
     @Test(.timeLimit(.minutes(2)))
     func maxRecordedBoundsTheTable() async throws {
         _ = try ExternalTool.require("h2load")

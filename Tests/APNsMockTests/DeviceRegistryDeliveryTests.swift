@@ -156,4 +156,31 @@ struct DeviceRegistryDeliveryTests {
         clock.reset()
         #expect(clock.now() == F.start)
     }
+
+    @Test func aSnapshotRestoresStatesStorageLogsAndTheClock() throws {
+        let (registry, clock, wall) = setUp(Device(name: "phone", token: F.tokenA, topic: "com.example.app"))
+        var first = accepted("A-1", at: F.start)
+        first.sequence = 7
+        registry.accept([first])
+        _ = try registry.setState(token: F.tokenA, to: .offline)
+        var second = accepted("A-2", at: F.start + 1)
+        second.sequence = 8
+        registry.accept([second])
+        try clock.advance(by: 3_600_000)
+        registry.settle()
+        let bytes = registry.snapshot()
+
+        let restoredClock = MockClock(wall: wall.function)
+        let restored = DeviceRegistry(clock: restoredClock)
+        #expect(try restored.restore(bytes, recordings: [first, second]) == 1)
+        #expect(restoredClock.offsetMilliseconds == 3_600_000)
+        #expect(restored.device(token: F.tokenA)?.state == .offline)
+        #expect(restored.device(token: F.tokenA)?.name == "phone")
+        #expect(restored.stored(token: F.tokenA)?.map(\.apnsID) == ["A-2"])
+        #expect(restored.delivery(id: "u-A-1") == registry.delivery(id: "u-A-1"))
+        #expect(restored.delivery(id: "A-1")?.recording?.sequence == 7, "the log found its recording again")
+        _ = try restored.setState(token: F.tokenA, to: .online)
+        #expect(restored.received(token: F.tokenA)?.map(\.apnsID) == ["A-1", "A-2"])
+        #expect(throws: DeviceSnapshotUnreadable.self) { try restored.restore(Array("not json".utf8), recordings: []) }
+    }
 }

@@ -25,7 +25,7 @@ extension DeliveryRecord {
         if let expiration { object["expiration"] = expiration }
         if let expiresAt { object["expiresAt"] = expiresAt }
         if let deliveredAt { object["deliveredAt"] = deliveredAt }
-        if let sequence = recording?.sequence, sequence > 0 { object["sequence"] = Int64(clamping: sequence) }
+        if let sequence, sequence > 0 { object["sequence"] = Int64(clamping: sequence) }
         return object
     }
 }

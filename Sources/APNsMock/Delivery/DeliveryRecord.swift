@@ -21,6 +21,8 @@ public struct DeliveryRecord: Sendable, Equatable {
     public var events: [DeliveryEvent]
     /// The recording, for previews built from what was delivered.
     public var recording: RecordedNotification?
+    /// The recording's sequence, as saved, until `recording` is found again after a restart.
+    var savedSequence: UInt64?
 
     public init(
         token: String,
@@ -50,6 +52,8 @@ public struct DeliveryRecord: Sendable, Equatable {
 
     /// The latest state.
     public var state: DeliveryState { events.last?.state ?? .received }
+    /// The recording's sequence number (`nil` for a log whose recording is unknown).
+    public var sequence: UInt64? { recording?.sequence ?? savedSequence }
     /// When it reached the device, if it did.
     public var deliveredAt: Int64? { events.last(where: { $0.state.isDelivery })?.at }
     /// When APNs accepted it, on the mock's clock.
@@ -97,5 +101,44 @@ extension DeliveryRecord {
         guard var record = DeliveryRecord(accepted: recording, offset: offset, policy: DeliveryPolicy()) else { return nil }
         record.events.append(DeliveryEvent(.delivered, at: record.receivedAt))
         self = record
+    }
+}
+
+extension DeliveryRecord: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case token, topic, apnsID, uniqueID, pushType, priority, collapseID, expiration, expiresAt, events, sequence
+    }
+
+    /// Saved without its recording, which the store keeps: `sequence` finds it again (see `relink`).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(token, forKey: .token)
+        try container.encodeIfPresent(topic, forKey: .topic)
+        try container.encodeIfPresent(apnsID, forKey: .apnsID)
+        try container.encodeIfPresent(uniqueID, forKey: .uniqueID)
+        try container.encode(pushType, forKey: .pushType)
+        try container.encode(priority, forKey: .priority)
+        try container.encodeIfPresent(collapseID, forKey: .collapseID)
+        try container.encodeIfPresent(expiration, forKey: .expiration)
+        try container.encodeIfPresent(expiresAt, forKey: .expiresAt)
+        try container.encode(events, forKey: .events)
+        try container.encodeIfPresent(sequence, forKey: .sequence)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            token: try container.decode(String.self, forKey: .token),
+            topic: try container.decodeIfPresent(String.self, forKey: .topic),
+            apnsID: try container.decodeIfPresent(String.self, forKey: .apnsID),
+            uniqueID: try container.decodeIfPresent(String.self, forKey: .uniqueID),
+            pushType: try container.decode(String.self, forKey: .pushType),
+            priority: try container.decode(Int.self, forKey: .priority),
+            collapseID: try container.decodeIfPresent(String.self, forKey: .collapseID),
+            expiration: try container.decodeIfPresent(Int64.self, forKey: .expiration),
+            expiresAt: try container.decodeIfPresent(Int64.self, forKey: .expiresAt),
+            events: try container.decode([DeliveryEvent].self, forKey: .events)
+        )
+        savedSequence = try container.decodeIfPresent(UInt64.self, forKey: .sequence)
     }
 }

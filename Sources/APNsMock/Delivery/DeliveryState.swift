@@ -1,6 +1,6 @@
 /// What became of a push after APNs accepted it, in the Push Notifications Console's words (`console`), with a
 /// short code for filters and JSON (`rawValue`).
-public enum DeliveryState: String, Sendable, Equatable, CaseIterable {
+public enum DeliveryState: String, Sendable, Equatable, CaseIterable, Codable {
     case received
     case delivered
     case deliveredFromStorage
@@ -44,7 +44,7 @@ public enum DeliveryState: String, Sendable, Equatable, CaseIterable {
 }
 
 /// One data point of a push's delivery log.
-public struct DeliveryEvent: Sendable, Equatable {
+public struct DeliveryEvent: Sendable, Equatable, Codable {
     public var state: DeliveryState
     /// On the mock's clock, in milliseconds since the epoch.
     public var at: Int64

@@ -1,6 +1,6 @@
 /// What a simulated device is doing, as far as APNs' delivery cares: the part of the Push Notifications Console's
 /// story that happens on the phone.
-public enum DeviceState: String, Sendable, Equatable, CaseIterable {
+public enum DeviceState: String, Sendable, Equatable, CaseIterable, Codable {
     /// Connected: pushes are delivered as they arrive (the state of every device nobody said otherwise of).
     case online
     /// Not connected: pushes are stored (one per app, by default) until it comes back or they expire.
@@ -20,7 +20,7 @@ public enum DeviceState: String, Sendable, Equatable, CaseIterable {
 }
 
 /// A change of a device's state at a time: a scenario's timeline, or a change made through the admin API.
-public struct DeviceStateChange: Sendable, Equatable {
+public struct DeviceStateChange: Sendable, Equatable, Codable {
     /// On the mock's clock, in milliseconds since the epoch.
     public var at: Int64
     public var state: DeviceState

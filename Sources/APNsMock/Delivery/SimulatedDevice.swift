@@ -12,7 +12,7 @@ import DequeModule
 struct SimulatedDevice: Sendable {
     /// A push waiting in storage, and when time alone releases it (a burst, a new budget window); `nil`: when the
     /// device's state lets it go.
-    struct StoredPush: Sendable {
+    struct StoredPush: Sendable, Codable {
         var record: DeliveryRecord
         var releaseAt: Int64?
     }
@@ -114,6 +114,44 @@ struct SimulatedDevice: Sendable {
             stored.append(StoredPush(record: record, releaseAt: releaseAt))
         }
         return activity
+    }
+
+    /// Everything but the policy, as a restart finds it again.
+    struct Saved: Sendable, Codable {
+        var state: DeviceState
+        var timeline: [DeviceStateChange]
+        var stored: [StoredPush]
+        var finished: [DeliveryRecord]
+        var time: Int64
+        var budgetWindowStart: Int64?
+        var budgetUsed: Int
+    }
+
+    var saved: Saved {
+        Saved(
+            state: state, timeline: timeline, stored: stored, finished: Array(finished), time: time,
+            budgetWindowStart: budgetWindowStart, budgetUsed: budgetUsed
+        )
+    }
+
+    /// The device as saved, under today's policy, its logs given their recordings again (by sequence).
+    init(saved: Saved, policy: DeliveryPolicy, recordings: [UInt64: RecordedNotification]) {
+        func relinked(_ record: DeliveryRecord) -> DeliveryRecord {
+            var record = record
+            if let sequence = record.savedSequence, let recording = recordings[sequence] {
+                record.recording = recording
+                record.savedSequence = nil
+            }
+            return record
+        }
+        self.policy = policy
+        state = saved.state
+        timeline = saved.timeline
+        stored = saved.stored.map { StoredPush(record: relinked($0.record), releaseAt: $0.releaseAt) }
+        finished = Deque(saved.finished.suffix(policy.recordsPerDevice).map(relinked))
+        time = saved.time
+        budgetWindowStart = saved.budgetWindowStart
+        budgetUsed = saved.budgetUsed
     }
 
     /// The log of the push with this `apns-unique-id` or `apns-id`, stored or finished.

@@ -1,6 +1,6 @@
 /// A device the mock knows: its token belongs to one topic in one environment and may have been unregistered
 /// (the app uninstalled) at some time, after which APNs answers `410 Unregistered` with that time.
-public struct Device: Sendable, Equatable {
+public struct Device: Sendable, Equatable, Codable {
     /// A label for scenarios and the admin API.
     public var name: String?
     /// As given; the registry compares tokens case-insensitively.

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// The devices the mock knows, shared by every connection (and the admin API): which token belongs to which
@@ -8,7 +9,7 @@ import Synchronization
 /// whenever it is read or pushed to, so nothing runs in the background.
 public final class DeviceRegistry: Sendable {
     /// Who put a device in the registry: its owner decides when it goes.
-    public enum Origin: Sendable, Equatable {
+    public enum Origin: String, Sendable, Equatable, Codable {
         /// Declared by the scenario in force: goes when that scenario is replaced or deleted.
         case scenario
         /// Added through the admin API (or code): stays until removed, or until `POST /admin/reset`.
@@ -49,6 +50,10 @@ public final class DeviceRegistry: Sendable {
     public let policy: DeliveryPolicy
 
     private let state = Mutex(State())
+    /// Goes up with every change (a device, a state, a log), so a saver knows when there is something to save.
+    private let revisionCounter = Atomic<UInt64>(0)
+    public var revision: UInt64 { revisionCounter.load(ordering: .relaxed) }
+    private func changed() { revisionCounter.add(1, ordering: .relaxed) }
     /// Mirrors `entries.count` so the hot path skips the lock and the token's normalisation when no device is registered.
     private let size = Atomic<Int>(0)
 
@@ -88,6 +93,7 @@ public final class DeviceRegistry: Sendable {
             }
             size.store(state.entries.count, ordering: .relaxed)
         }
+        changed()
     }
 
     /// Marks a device unregistered from `time` (milliseconds since the epoch); returns it, or `nil` when the token
@@ -107,10 +113,11 @@ public final class DeviceRegistry: Sendable {
             }
             entry.device.state = entry.simulation.state
             state.entries[key] = entry
-            Self.account(activity, key: key, in: &state)
+            self.account(activity, key: key, in: &state)
             return entry.device
         }
         if let device { changes.report(.devicePut(device)) }
+        changed()
         return device
     }
 
@@ -124,6 +131,7 @@ public final class DeviceRegistry: Sendable {
 
     private func forget(token: String) -> Device? {
         let key = Device.normalizedToken(token)
+        defer { changed() }
         return state.withLock { state in
             defer { size.store(state.entries.count, ordering: .relaxed) }
             return state.entries.removeValue(forKey: key)?.device
@@ -132,6 +140,7 @@ public final class DeviceRegistry: Sendable {
 
     /// Forgets the devices `origin` put here (a scenario's, when it is replaced).
     public func removeAll(origin: Origin) {
+        defer { changed() }
         state.withLock { state in
             state.entries = state.entries.filter { $0.value.origin != origin }
             size.store(state.entries.count, ordering: .relaxed)
@@ -144,6 +153,7 @@ public final class DeviceRegistry: Sendable {
     }
 
     private func forgetAll() {
+        defer { changed() }
         state.withLock { state in
             state.entries.removeAll()
             state.logIndex.removeAll()
@@ -165,7 +175,7 @@ public final class DeviceRegistry: Sendable {
     public func list() -> [Device] {
         let now = clock.now()
         return state.withLock { state in
-            for key in Array(state.entries.keys) { Self.settle(key, at: now, in: &state) }
+            for key in Array(state.entries.keys) { self.settle(key, at: now, in: &state) }
             return state.entries.values.sorted { $0.order < $1.order }.map(\.device)
         }
     }
@@ -174,7 +184,7 @@ public final class DeviceRegistry: Sendable {
         let key = Device.normalizedToken(token)
         let now = clock.now()
         return state.withLock { state in
-            Self.settle(key, at: now, in: &state)
+            self.settle(key, at: now, in: &state)
             return state.entries[key]?.device
         }
     }
@@ -231,7 +241,7 @@ extension DeviceRegistry {
             if newState == .appRemoved, entry.device.unregisteredAt.map({ $0 > now }) ?? true { entry.device.unregisteredAt = now }
             entry.device.state = entry.simulation.state
             state.entries[key] = entry
-            Self.account(activity, key: key, in: &state)
+            self.account(activity, key: key, in: &state)
             return entry.device
         }
         if let device { changes.report(.devicePut(device)) }
@@ -252,7 +262,7 @@ extension DeviceRegistry {
                 let activity = state.entries[key]!.simulation.accept(record)
                 state.entries[key]!.device.state = state.entries[key]!.simulation.state
                 for id in [record.uniqueID, record.apnsID].compactMap({ $0 }) { state.logIndex[id] = key }
-                Self.account(activity, key: key, in: &state)
+                self.account(activity, key: key, in: &state)
             }
         }
     }
@@ -261,8 +271,10 @@ extension DeviceRegistry {
     public func settle() {
         let now = clock.now()
         state.withLock { state in
-            for key in Array(state.entries.keys) { Self.settle(key, at: now, in: &state) }
+            for key in Array(state.entries.keys) { self.settle(key, at: now, in: &state) }
         }
+        // The clock moved: its offset is saved with the devices.
+        changed()
     }
 
     /// The delivery log of the push with this `apns-unique-id` or `apns-id`, if a simulated device has it.
@@ -270,7 +282,7 @@ extension DeviceRegistry {
         let now = clock.now()
         return state.withLock { state in
             guard let key = state.logIndex[id] else { return nil }
-            Self.settle(key, at: now, in: &state)
+            self.settle(key, at: now, in: &state)
             return state.entries[key]?.simulation.record(id: id)
         }
     }
@@ -296,9 +308,9 @@ extension DeviceRegistry {
         return state.withLock { state in
             var found: Set<UInt64> = []
             for key in Array(state.entries.keys) {
-                Self.settle(key, at: now, in: &state)
+                self.settle(key, at: now, in: &state)
                 for record in state.entries[key]!.simulation.records where filter.matches(record.state) {
-                    if let sequence = record.recording?.sequence, sequence > 0 { found.insert(sequence) }
+                    if let sequence = record.sequence, sequence > 0 { found.insert(sequence) }
                 }
             }
             return found
@@ -320,7 +332,7 @@ extension DeviceRegistry {
             let now = clock.now()
             let (id, found, nextEvent) = state.withLock { state -> (UInt64, Bool, Int64?) in
                 defer { state.nextWaiterID += 1 }
-                Self.settle(key, at: now, in: &state)
+                self.settle(key, at: now, in: &state)
                 return (state.nextWaiterID, state.entries[key] != nil, state.entries[key]?.simulation.nextEventTime())
             }
             guard found else { return false }
@@ -366,15 +378,16 @@ extension DeviceRegistry {
     }
 
     /// Brings one device to `now`, with the lock held.
-    private static func settle(_ key: String, at now: Int64, in state: inout State) {
+    private func settle(_ key: String, at now: Int64, in state: inout State) {
         guard state.entries[key] != nil else { return }
         let activity = state.entries[key]!.simulation.advance(to: now)
         state.entries[key]!.device.state = state.entries[key]!.simulation.state
-        account(activity, key: key, in: &state)
+        self.account(activity, key: key, in: &state)
     }
 
     /// Counts what an event did, forgets the logs that left the device, and wakes who waits for the device.
-    private static func account(_ activity: SimulatedDevice.Activity, key: String, in state: inout State) {
+    private func account(_ activity: SimulatedDevice.Activity, key: String, in state: inout State) {
+        if !activity.events.isEmpty { changed() }
         for tally in activity.events { state.tallies[tally, default: 0] += 1 }
         for record in activity.evicted {
             for id in [record.uniqueID, record.apnsID].compactMap({ $0 }) where state.logIndex[id] == key {
@@ -394,7 +407,7 @@ extension DeviceRegistry {
         let key = Device.normalizedToken(token)
         let now = clock.now()
         return state.withLock { state in
-            Self.settle(key, at: now, in: &state)
+            self.settle(key, at: now, in: &state)
             return state.entries[key]?.simulation
         }
     }
@@ -404,4 +417,71 @@ extension DeviceRegistry {
 public struct DeviceStateRefused: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
     public var description: String { message }
+}
+
+// MARK: Saving and restoring
+
+extension DeviceRegistry {
+    /// Every device as a restart finds it again: its registration, its simulation (state, what is stored, its logs),
+    /// and the clock's offset.
+    struct Snapshot: Codable {
+        struct Saved: Codable {
+            var device: Device
+            var origin: Origin
+            var simulation: SimulatedDevice.Saved
+        }
+
+        var version = 1
+        var clockOffset: Int64
+        var devices: [Saved]
+    }
+
+    /// The registry as JSON (for a durable store to keep).
+    public func snapshot() -> [UInt8] {
+        let now = clock.now()
+        let snapshot = state.withLock { state -> Snapshot in
+            for key in Array(state.entries.keys) { self.settle(key, at: now, in: &state) }
+            let entries = state.entries.values.sorted { $0.order < $1.order }
+            return Snapshot(
+                clockOffset: clock.offsetMilliseconds,
+                devices: entries.map { Snapshot.Saved(device: $0.device, origin: $0.origin, simulation: $0.simulation.saved) }
+            )
+        }
+        return (try? Array(JSONEncoder().encode(snapshot))) ?? []
+    }
+
+    /// Puts back the devices of `snapshot()` (replacing those with the same token) and the clock's offset; the
+    /// logs find their recordings again among `recordings` by sequence. Returns how many devices came back.
+    public func restore(_ bytes: [UInt8], recordings: [RecordedNotification]) throws(DeviceSnapshotUnreadable) -> Int {
+        let snapshot: Snapshot
+        do {
+            snapshot = try JSONDecoder().decode(Snapshot.self, from: Data(bytes))
+        } catch {
+            throw DeviceSnapshotUnreadable(reason: "\(error)")
+        }
+        let bySequence = Dictionary(recordings.map { ($0.sequence, $0) }, uniquingKeysWith: { _, last in last })
+        clock.reset()
+        try? clock.advance(by: snapshot.clockOffset)
+        state.withLock { state in
+            for saved in snapshot.devices {
+                let key = Device.normalizedToken(saved.device.token)
+                let simulation = SimulatedDevice(saved: saved.simulation, policy: policy, recordings: bySequence)
+                let order = state.entries[key]?.order ?? state.nextOrder
+                if state.entries[key] == nil { state.nextOrder += 1 }
+                state.entries[key] = Entry(device: saved.device, origin: saved.origin, topic: saved.device.topic.lowercased(), order: order, simulation: simulation)
+                for record in simulation.records {
+                    for id in [record.uniqueID, record.apnsID].compactMap({ $0 }) { state.logIndex[id] = key }
+                }
+            }
+            size.store(state.entries.count, ordering: .relaxed)
+        }
+        changed()
+        return snapshot.devices.count
+    }
+}
+
+/// A saved device snapshot that cannot be read back, with why.
+public struct DeviceSnapshotUnreadable: Error, Sendable, CustomStringConvertible {
+    public var reason: String
+    public var description: String { "the saved device states cannot be read: \(reason)" }
 }

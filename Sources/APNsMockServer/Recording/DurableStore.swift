@@ -25,12 +25,21 @@ package struct OpenedStore: Sendable {
     package var shared: [RecordedNotification]
     /// This replica's part in a cluster sharing the store, if it is one.
     package var cluster: (any ClusterMember)?
+    /// Where the simulated devices are kept across restarts (the SQLite file), if the store keeps them.
+    package var devices: (any DeviceStatePersistence)?
 
-    package init(sink: any RecordingSink, restored: [RecordedNotification] = [], shared: [RecordedNotification] = [], cluster: (any ClusterMember)? = nil) {
+    package init(
+        sink: any RecordingSink,
+        restored: [RecordedNotification] = [],
+        shared: [RecordedNotification] = [],
+        cluster: (any ClusterMember)? = nil,
+        devices: (any DeviceStatePersistence)? = nil
+    ) {
         self.sink = sink
         self.restored = restored
         self.shared = shared
         self.cluster = cluster
+        self.devices = devices
     }
 }
 
