@@ -152,6 +152,17 @@ public struct APNsMockAdminClient: APNsMockAdministration {
         try await send(.PUT, "/admin/devices/\(Self.pathSegment(token))/state", body: Array(#"{"state":"\#(state.rawValue)"}"#.utf8))
     }
 
+    @discardableResult
+    public func subscribe(device token: String, toChannel channelID: String) async throws -> MockDevice {
+        let body = try JSONSerialization.data(withJSONObject: ["channel": channelID])
+        return try await send(.POST, "/admin/devices/\(Self.pathSegment(token))/subscriptions", body: Array(body))
+    }
+
+    @discardableResult
+    public func unsubscribe(device token: String, fromChannel channelID: String) async throws -> MockDevice {
+        try await send(.DELETE, "/admin/devices/\(Self.pathSegment(token))/subscriptions/\(Self.pathSegment(channelID))")
+    }
+
     public func received(by token: String) async throws -> [MockDelivery] {
         struct Answer: Decodable { var received: [MockDelivery] }
         let answer: Answer = try await send(.GET, "/admin/devices/\(Self.pathSegment(token))/received")

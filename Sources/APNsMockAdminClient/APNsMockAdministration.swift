@@ -39,6 +39,13 @@ public protocol APNsMockAdministration: Sendable {
     /// Changes a simulated device's state now, on the mock's clock (`appRemoved` also unregisters it).
     @discardableResult
     func setState(_ state: MockDeviceState, ofDevice token: String) async throws -> MockDevice
+    /// The device's Live Activities subscribe to a broadcast channel (by id); a message the channel keeps (storage
+    /// policy 1, at most 8 hours old) reaches it now.
+    @discardableResult
+    func subscribe(device token: String, toChannel channelID: String) async throws -> MockDevice
+    /// The device's Live Activities leave a broadcast channel.
+    @discardableResult
+    func unsubscribe(device token: String, fromChannel channelID: String) async throws -> MockDevice
     /// What reached the device, in the order it arrived.
     func received(by token: String) async throws -> [MockDelivery]
     /// What is stored for the device now, oldest first.
@@ -107,6 +114,14 @@ public struct MockDeviceHandle: Sendable {
     }
     /// The app is removed: pushes get `410 Unregistered` with this time from now on, and stored ones are discarded.
     @discardableResult public func removeApp() async throws -> MockDevice { try await administration.setState(.appRemoved, ofDevice: token) }
+    /// The device's Live Activities subscribe to a broadcast channel.
+    @discardableResult public func subscribe(toChannel channelID: String) async throws -> MockDevice {
+        try await administration.subscribe(device: token, toChannel: channelID)
+    }
+    /// The device's Live Activities leave a broadcast channel.
+    @discardableResult public func unsubscribe(fromChannel channelID: String) async throws -> MockDevice {
+        try await administration.unsubscribe(device: token, fromChannel: channelID)
+    }
     /// What reached the device, in the order it arrived.
     public func received() async throws -> [MockDelivery] { try await administration.received(by: token) }
     /// What is stored for the device now.

@@ -68,6 +68,8 @@ public struct MockDelivery: Sendable, Hashable, Decodable {
     public var priority: Int
     /// `apns-collapse-id`.
     public var collapseId: String?
+    /// The broadcast channel it came through (a Live Activity broadcast's log).
+    public var channelId: String?
     /// `apns-expiration` as sent.
     public var expiration: Int64?
     /// When storage gives up on it, on the mock's clock (absent for a push tried once).

@@ -16,6 +16,8 @@ public struct MockDevice: Sendable, Hashable, Codable {
     public var unregisteredAt: Int64?
     /// What the simulated device is doing: registered, the state it starts in; read back, its state now.
     public var state: MockDeviceState?
+    /// The broadcast channels its Live Activities subscribe to (read back; change them with `subscribe`).
+    public var subscriptions: [String]?
 
     /// A device for `register(_:)`: its token and topic, the environment it belongs to, an optional name, when
     /// its app was removed (pushes then get `410 Unregistered` with that time), and the state it starts in.

@@ -122,6 +122,24 @@ extension MockAPNs {
         return try Self.decode(device.jsonObject())
     }
 
+    @discardableResult
+    public func subscribe(device token: String, toChannel channelID: String) async throws -> MockDevice {
+        let subscribed: Device?
+        do throws(DeviceSubscriptionRefused) {
+            subscribed = try server.scenario.devices.subscribe(token: token, toChannel: channelID)
+        } catch {
+            throw AdminRequestFailed(request: "subscribe", status: 404, message: error.message, parameter: "channel")
+        }
+        guard let device = subscribed else { throw Self.noDevice(token, call: "subscribe") }
+        return try Self.decode(device.jsonObject())
+    }
+
+    @discardableResult
+    public func unsubscribe(device token: String, fromChannel channelID: String) async throws -> MockDevice {
+        guard let device = server.scenario.devices.unsubscribe(token: token, fromChannel: channelID) else { throw Self.noDevice(token, call: "unsubscribe") }
+        return try Self.decode(device.jsonObject())
+    }
+
     public func received(by token: String) async throws -> [MockDelivery] {
         guard let received = server.scenario.devices.received(token: token) else { throw Self.noDevice(token, call: "received") }
         return try received.map { try Self.decode($0.jsonObject()) }

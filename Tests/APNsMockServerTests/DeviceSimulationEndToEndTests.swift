@@ -101,6 +101,69 @@ struct DeviceSimulationEndToEndTests {
         }
     }
 
+    /// Broadcasts reach the simulated devices subscribed to their channel: policy 1 keeps the latest message for
+    /// 8 hours (for a device offline, or one that subscribes later), policy 0 keeps nothing.
+    @Test func broadcastsReachSubscribedDevicesAsTheChannelsPolicySays() async throws {
+        try await withTestServer { server in
+            let kept = try await BroadcastEndToEndTests.curl(
+                server.server.channelsPort, "POST", "/1/apps/\(TestData.topic)/channels", body: #"{"message-storage-policy":1,"push-type":"LiveActivity"}"#
+            )
+            let keptID = try #require(kept.headers["apns-channel-id"], "\(kept)")
+            let fleeting = try await BroadcastEndToEndTests.curl(
+                server.server.channelsPort, "POST", "/1/apps/\(TestData.topic)/channels", body: #"{"message-storage-policy":0,"push-type":"LiveActivity"}"#
+            )
+            let fleetingID = try #require(fleeting.headers["apns-channel-id"], "\(fleeting)")
+            let (online, offline, late) = (TestData.deviceToken(), TestData.deviceToken(), TestData.deviceToken())
+            for (token, state) in [(online, "online"), (offline, "offline"), (late, "online")] {
+                let added = try await BroadcastEndToEndTests.admin(
+                    server, "POST", "/admin/devices", body: #"{"token":"\#(token)","topic":"\#(TestData.topic)","state":"\#(state)"}"#
+                )
+                #expect(added.status == 201, "\(added)")
+            }
+            for token in [online, offline] {
+                for channel in [keptID, fleetingID] {
+                    let subscribed = try await BroadcastEndToEndTests.admin(server, "POST", "/admin/devices/\(token)/subscriptions", body: #"{"channel":"\#(channel)"}"#)
+                    #expect(subscribed.status == 200 && subscribed.body.contains(channel), "\(subscribed)")
+                }
+            }
+            func broadcast(_ channel: String, _ score: Int) async throws {
+                let sent = try await BroadcastEndToEndTests.curl(
+                    server.providerPort, "POST", "/4/broadcasts/apps/\(TestData.topic)",
+                    headers: ["apns-channel-id: \(channel)", "apns-push-type: LiveActivity"] + (channel == fleetingID ? ["apns-expiration: 0"] : []),
+                    body: #"{"aps":{"event":"update","timestamp":1800000000,"content-state":{"score":\#(score)}}}"#
+                )
+                #expect(sent.status == 200, "\(sent)")
+            }
+            try await broadcast(keptID, 1)
+            try await broadcast(fleetingID, 2)
+            func states(_ token: String) async throws -> [String] {
+                let (_, json) = try await server.admin.request(.get, "/admin/devices/\(token)/deliveries")
+                return (json["deliveries"]?.array ?? []).map { log in
+                    (log["channelId"]?.string == keptID ? "kept:" : "fleeting:") + (log["state"]?.string ?? "?")
+                }
+            }
+            #expect(try await states(online) == ["kept:delivered", "fleeting:delivered"])
+            #expect(try await states(offline) == ["fleeting:discardedExpired", "kept:storedOffline"])
+            _ = try await BroadcastEndToEndTests.admin(server, "PUT", "/admin/devices/\(offline)/state", body: #"{"state":"online"}"#)
+            #expect(try await states(offline) == ["fleeting:discardedExpired", "kept:deliveredFromStorage"])
+            // A device that subscribes later gets the kept message, from storage; the fleeting one is gone.
+            for channel in [keptID, fleetingID] {
+                _ = try await BroadcastEndToEndTests.admin(server, "POST", "/admin/devices/\(late)/subscriptions", body: #"{"channel":"\#(channel)"}"#)
+            }
+            #expect(try await states(late) == ["kept:deliveredFromStorage"])
+            // Past 8 hours, a new subscriber gets nothing.
+            let another = TestData.deviceToken()
+            _ = try await BroadcastEndToEndTests.admin(server, "POST", "/admin/devices", body: #"{"token":"\#(another)","topic":"\#(TestData.topic)"}"#)
+            _ = try await BroadcastEndToEndTests.admin(server, "POST", "/admin/clock", body: #"{"advance":"8h"}"#)
+            _ = try await BroadcastEndToEndTests.admin(server, "POST", "/admin/devices/\(another)/subscriptions", body: #"{"channel":"\#(keptID)"}"#)
+            #expect(try await states(another) == [])
+            let unknown = try await BroadcastEndToEndTests.admin(server, "POST", "/admin/devices/\(another)/subscriptions", body: #"{"channel":"bm8tc3VjaA=="}"#)
+            #expect(unknown.status == 404 && unknown.body.contains("no broadcast channel"), "\(unknown)")
+            let left = try await BroadcastEndToEndTests.admin(server, "DELETE", "/admin/devices/\(another)/subscriptions/\(keptID.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)")
+            #expect(left.status == 200 && !left.body.contains(keptID), "\(left)")
+        }
+    }
+
     /// The device model sits on the recording path (the store hands it accepted pushes under its lock): at load,
     /// every answer h2load saw is a recording and a delivery log's data points, counted exactly.
     @Test func atLoadEveryAcceptedPushIsRecordedAndDelivered() async throws {

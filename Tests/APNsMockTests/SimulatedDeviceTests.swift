@@ -271,6 +271,36 @@ struct SimulatedDeviceTests {
         #expect(Set(tallies.map(\.priority)) == [5])
     }
 
+    @Test func aChannelsMessageReplacesOnlyTheOneBeforeItFromThatChannel() {
+        var device = Self.device(.offline)
+        func message(_ id: String, channel: String, at time: Int64) -> DeliveryRecord {
+            var record = Self.push(id, at: time, pushType: "liveactivity")
+            record.channelID = channel
+            record.expiresAt = time + DeliveryRecord.channelStorage
+            return record
+        }
+        _ = device.accept(Self.push("alert", at: Self.t0))
+        _ = device.accept(message("a1", channel: "A", at: Self.t0 + 1))
+        _ = device.accept(message("b1", channel: "B", at: Self.t0 + 2))
+        _ = device.accept(message("a2", channel: "A", at: Self.t0 + 3))
+        #expect(device.stored.map(\.record.apnsID) == ["alert", "b1", "a2"])
+        #expect(device.record(id: "a1")?.state == .discardedCoalesced)
+    }
+
+    @Test func aKeptMessageReachesALateSubscriberFromStorageWhileItLasts() {
+        var device = Self.device()
+        var kept = Self.push("m", at: Self.t0, pushType: "liveactivity")
+        kept.expiresAt = Self.t0 + DeliveryRecord.channelStorage
+        _ = device.acceptKept(kept, at: Self.t0 + Self.hour)
+        Self.expectLog(device, "m", [(.received, 0), (.deliveredFromStorage, Self.hour)])
+        var late = Self.device()
+        _ = late.acceptKept(kept, at: Self.t0 + DeliveryRecord.channelStorage)
+        #expect(late.records.isEmpty)
+        var offline = Self.device(.offline)
+        _ = offline.acceptKept(kept, at: Self.t0 + Self.hour)
+        Self.expectLog(offline, "m", [(.received, 0), (.storedOffline, Self.hour)])
+    }
+
     @Test func theConsoleNamesEveryState() {
         #expect(DeliveryState.storedOffline.console == "Stored – Device Offline")
         #expect(DeliveryState.deliveredFromStorage.console == "Delivered to Device (From Storage)")

@@ -113,6 +113,11 @@ public final class ChannelRegistry: Sendable {
         }
     }
 
+    /// The channel with this id, whatever its app and environment.
+    public func channel(id: String) -> BroadcastChannel? {
+        state.withLock { $0.channels[id] }
+    }
+
     /// Every channel (`bundleID`/`environment` `nil`: of every app / environment), oldest first.
     public func list(bundleID: String? = nil, environment: APNsEnvironment? = nil) -> [BroadcastChannel] {
         state.withLock { state in

@@ -22,6 +22,7 @@ extension DeliveryRecord {
         if let apnsID { object["apnsId"] = apnsID }
         if let uniqueID { object["apnsUniqueId"] = uniqueID }
         if let collapseID { object["collapseId"] = collapseID }
+        if let channelID { object["channelId"] = channelID }
         if let expiration { object["expiration"] = expiration }
         if let expiresAt { object["expiresAt"] = expiresAt }
         if let deliveredAt { object["deliveredAt"] = deliveredAt }

@@ -23,6 +23,8 @@ public struct DeliveryRecord: Sendable, Equatable {
     public var recording: RecordedNotification?
     /// The recording's sequence, as saved, until `recording` is found again after a restart.
     var savedSequence: UInt64?
+    /// The broadcast channel it came through (a broadcast's log).
+    public var channelID: String?
 
     public init(
         token: String,
@@ -95,6 +97,39 @@ extension DeliveryRecord {
 }
 
 extension DeliveryRecord {
+    /// How long a channel with storage policy 1 keeps its most recent message (Apple: up to 8 hours).
+    public static let channelStorage: Int64 = 8 * 3_600_000
+
+    /// A broadcast APNs accepted, as the log each subscribed device gets (`token` is filled in per device): a
+    /// channel with storage policy 1 keeps it for 8 hours (less when `apns-expiration` says so); policy 0, or
+    /// `apns-expiration: 0`, tries it once.
+    public init?(broadcast recording: RecordedNotification, channel: BroadcastChannel?, offset: Int64) {
+        guard recording.status == 200, let broadcast = recording.broadcast, broadcast.kind == .broadcast else { return nil }
+        let receivedAt = recording.receivedAt &+ offset
+        let expiration = recording.storage.header(named: "apns-expiration").flatMap { Int64($0) }
+        var expiresAt: Int64? = receivedAt &+ Self.channelStorage
+        if channel?.storagePolicy == .noMessageStored || expiration == 0 {
+            expiresAt = nil
+        } else if let seconds = expiration {
+            expiresAt = min(expiresAt!, seconds &* 1000 &+ offset)
+        }
+        let response = recording.response
+        self.init(
+            token: "",
+            topic: broadcast.bundleID,
+            apnsID: response?.apnsID,
+            uniqueID: response?.uniqueID,
+            pushType: "liveactivity",
+            priority: recording.storage.header(named: "apns-priority").flatMap { Int($0) } ?? 10,
+            collapseID: nil,
+            expiration: expiration,
+            expiresAt: expiresAt,
+            events: [DeliveryEvent(.received, at: receivedAt)],
+            recording: recording
+        )
+        channelID = broadcast.channelID
+    }
+
     /// The log of an accepted push to a token no one simulates: such a device is online, so it was delivered as it
     /// arrived.
     public init?(implied recording: RecordedNotification, offset: Int64) {
@@ -106,7 +141,7 @@ extension DeliveryRecord {
 
 extension DeliveryRecord: Codable {
     private enum CodingKeys: String, CodingKey {
-        case token, topic, apnsID, uniqueID, pushType, priority, collapseID, expiration, expiresAt, events, sequence
+        case token, topic, apnsID, uniqueID, pushType, priority, collapseID, expiration, expiresAt, events, sequence, channelID
     }
 
     /// Saved without its recording, which the store keeps: `sequence` finds it again (see `relink`).
@@ -123,6 +158,7 @@ extension DeliveryRecord: Codable {
         try container.encodeIfPresent(expiresAt, forKey: .expiresAt)
         try container.encode(events, forKey: .events)
         try container.encodeIfPresent(sequence, forKey: .sequence)
+        try container.encodeIfPresent(channelID, forKey: .channelID)
     }
 
     public init(from decoder: any Decoder) throws {
@@ -140,5 +176,6 @@ extension DeliveryRecord: Codable {
             events: try container.decode([DeliveryEvent].self, forKey: .events)
         )
         savedSequence = try container.decodeIfPresent(UInt64.self, forKey: .sequence)
+        channelID = try container.decodeIfPresent(String.self, forKey: .channelID)
     }
 }

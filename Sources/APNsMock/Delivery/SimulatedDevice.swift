@@ -154,6 +154,27 @@ struct SimulatedDevice: Sendable {
         budgetUsed = saved.budgetUsed
     }
 
+    /// A message a channel kept, reaching a device that subscribed after it was sent: from storage, as far as the
+    /// device's state lets it (and never once its time ran out).
+    mutating func acceptKept(_ kept: DeliveryRecord, at now: Int64) -> Activity {
+        var activity = advance(to: now)
+        var record = kept
+        guard (record.expiresAt ?? .min) > time else { return activity }
+        activity.events.append(DeliveryTally(record, .received))
+        switch judge(record, at: time, fromStorage: true, released: true) {
+        case .deliver:
+            finish(&record, .deliveredFromStorage, at: time, &activity)
+        case .discard(let outcome):
+            finish(&record, outcome, at: time, &activity)
+        case .store(let storage, let releaseAt):
+            makeRoom(for: record, at: time, &activity)
+            record.events.append(DeliveryEvent(storage, at: time))
+            activity.events.append(DeliveryTally(record, storage))
+            stored.append(StoredPush(record: record, releaseAt: releaseAt))
+        }
+        return activity
+    }
+
     /// The log of the push with this `apns-unique-id` or `apns-id`, stored or finished.
     func record(id: String) -> DeliveryRecord? {
         if let push = stored.last(where: { $0.record.uniqueID == id || $0.record.apnsID == id }) { return push.record }
@@ -251,12 +272,22 @@ struct SimulatedDevice: Sendable {
     /// One stored push per app (the policy's count): one with the same `apns-collapse-id` goes first, then the
     /// oldest.
     private mutating func makeRoom(for record: DeliveryRecord, at now: Int64, _ activity: inout Activity) {
-        if let collapseID = record.collapseID, let index = stored.firstIndex(where: { $0.record.collapseID == collapseID }) {
+        // A channel's message replaces the one before it from that channel, apart from the app's own pushes.
+        if let channelID = record.channelID {
+            if let index = stored.firstIndex(where: { $0.record.channelID == channelID }) {
+                var replaced = stored.remove(at: index)
+                finish(&replaced.record, .discardedCoalesced, at: now, &activity)
+            }
+            return
+        }
+        if let collapseID = record.collapseID, let index = stored.firstIndex(where: { $0.record.channelID == nil && $0.record.collapseID == collapseID }) {
             var replaced = stored.remove(at: index)
             finish(&replaced.record, .discardedCoalesced, at: now, &activity)
         }
-        while stored.count >= policy.storedPerApp {
-            var replaced = stored.removeFirst()
+        while stored.filter({ $0.record.channelID == nil }).count >= policy.storedPerApp,
+            let oldest = stored.firstIndex(where: { $0.record.channelID == nil })
+        {
+            var replaced = stored.remove(at: oldest)
             finish(&replaced.record, .discardedCoalesced, at: now, &activity)
         }
     }

@@ -25,6 +25,7 @@ extension Device {
         var object: [String: Any] = ["token": token, "topic": topic, "environment": environment.rawValue, "state": state.rawValue]
         if let name { object["name"] = name }
         if let unregisteredAt { object["unregisteredAt"] = unregisteredAt }
+        if !subscriptions.isEmpty { object["subscriptions"] = subscriptions }
         return object
     }
 

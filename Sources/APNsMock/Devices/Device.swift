@@ -15,6 +15,8 @@ public struct Device: Sendable, Equatable, Codable {
     public var state: DeviceState
     /// Changes of state to come (a scenario's timeline), on the mock's clock; past ones are in force at once.
     public var stateChanges: [DeviceStateChange]
+    /// The broadcast channels its Live Activities subscribe to (channel ids).
+    public var subscriptions: [String] = []
 
     public init(
         name: String? = nil,

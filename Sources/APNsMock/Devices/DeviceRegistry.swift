@@ -42,12 +42,16 @@ public final class DeviceRegistry: Sendable {
         var nextWaiterID: UInt64 = 0
         /// Waiters woken before they were registered.
         var firedWaiters: Set<UInt64> = []
+        /// Each channel's most recent message, for devices that subscribe later (storage policy 1 only).
+        var keptMessages: [String: DeliveryRecord] = [:]
     }
 
     /// The time the device model reads.
     public let clock: MockClock
     /// The store-and-forward settings.
     public let policy: DeliveryPolicy
+    /// The broadcast channels, for their storage policy.
+    public let channels: ChannelRegistry?
 
     private let state = Mutex(State())
     /// Goes up with every change (a device, a state, a log), so a saver knows when there is something to save.
@@ -60,9 +64,10 @@ public final class DeviceRegistry: Sendable {
     /// Changes made at run time (not a scenario's devices), for replicas sharing a store.
     public let changes = SharedStateObserver()
 
-    public init(_ devices: [Device] = [], clock: MockClock = MockClock(), policy: DeliveryPolicy = DeliveryPolicy()) {
+    public init(_ devices: [Device] = [], clock: MockClock = MockClock(), policy: DeliveryPolicy = DeliveryPolicy(), channels: ChannelRegistry? = nil) {
         self.clock = clock
         self.policy = policy
+        self.channels = channels
         for device in devices { add(device) }
     }
 
@@ -157,6 +162,7 @@ public final class DeviceRegistry: Sendable {
         state.withLock { state in
             state.entries.removeAll()
             state.logIndex.removeAll()
+            state.keptMessages.removeAll()
             size.store(0, ordering: .relaxed)
         }
     }
@@ -254,6 +260,10 @@ extension DeviceRegistry {
         let offset = clock.offsetMilliseconds
         state.withLock { state in
             for recording in recordings {
+                if recording.broadcast != nil {
+                    acceptBroadcast(recording, offset: offset, in: &state)
+                    continue
+                }
                 guard let token = recording.deviceToken else { continue }
                 let key = Device.normalizedToken(token)
                 guard state.entries[key] != nil,
@@ -265,6 +275,64 @@ extension DeviceRegistry {
                 self.account(activity, key: key, in: &state)
             }
         }
+    }
+
+    /// A broadcast reaches each device subscribed to its channel; a channel that keeps its messages keeps this one
+    /// for devices that subscribe later. With the lock held.
+    private func acceptBroadcast(_ recording: RecordedNotification, offset: Int64, in state: inout State) {
+        guard let channelID = recording.broadcast?.channelID,
+            let template = DeliveryRecord(broadcast: recording, channel: channels?.channel(id: channelID), offset: offset)
+        else { return }
+        if template.expiresAt != nil { state.keptMessages[channelID] = template } else { state.keptMessages.removeValue(forKey: channelID) }
+        for key in Array(state.entries.keys) where state.entries[key]!.device.subscriptions.contains(channelID) {
+            var record = template
+            record.token = state.entries[key]!.device.token
+            let activity = state.entries[key]!.simulation.accept(record)
+            state.entries[key]!.device.state = state.entries[key]!.simulation.state
+            for id in [record.uniqueID, record.apnsID].compactMap({ $0 }) { state.logIndex[id] = key }
+            self.account(activity, key: key, in: &state)
+        }
+    }
+
+    /// The device's Live Activities subscribe to a broadcast channel; a message the channel keeps (storage policy
+    /// 1, at most 8 hours old) reaches it from storage now. Returns the device, or `nil` for an unknown token.
+    public func subscribe(token: String, toChannel channelID: String) throws(DeviceSubscriptionRefused) -> Device? {
+        guard channels?.channel(id: channelID) != nil else {
+            throw DeviceSubscriptionRefused(message: "no broadcast channel with id \(channelID); make it with POST /admin/channels or on the channel-management port")
+        }
+        let key = Device.normalizedToken(token)
+        let now = clock.now()
+        let device = state.withLock { state -> Device? in
+            guard var entry = state.entries[key] else { return nil }
+            guard !entry.device.subscriptions.contains(channelID) else { return entry.device }
+            entry.device.subscriptions.append(channelID)
+            var activity = SimulatedDevice.Activity()
+            if var kept = state.keptMessages[channelID] {
+                kept.token = entry.device.token
+                activity = entry.simulation.acceptKept(kept, at: now)
+                for id in [kept.uniqueID, kept.apnsID].compactMap({ $0 }) { state.logIndex[id] = key }
+            }
+            entry.device.state = entry.simulation.state
+            state.entries[key] = entry
+            self.account(activity, key: key, in: &state)
+            return entry.device
+        }
+        if let device { changes.report(.devicePut(device)) }
+        changed()
+        return device
+    }
+
+    /// The device's Live Activities leave a channel; returns the device, or `nil` for an unknown token.
+    public func unsubscribe(token: String, fromChannel channelID: String) -> Device? {
+        let key = Device.normalizedToken(token)
+        let device = state.withLock { state -> Device? in
+            guard state.entries[key] != nil else { return nil }
+            state.entries[key]!.device.subscriptions.removeAll { $0 == channelID }
+            return state.entries[key]!.device
+        }
+        if let device { changes.report(.devicePut(device)) }
+        changed()
+        return device
     }
 
     /// Brings every device to the clock's time (after the clock moved): what was due is delivered or discarded.
@@ -413,6 +481,12 @@ extension DeviceRegistry {
     }
 }
 
+/// A subscription the device model refuses, with why.
+public struct DeviceSubscriptionRefused: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}
+
 /// A change of state the device model refuses, with why.
 public struct DeviceStateRefused: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
@@ -434,6 +508,7 @@ extension DeviceRegistry {
         var version = 1
         var clockOffset: Int64
         var devices: [Saved]
+        var keptMessages: [String: DeliveryRecord]?
     }
 
     /// The registry as JSON (for a durable store to keep).
@@ -444,7 +519,8 @@ extension DeviceRegistry {
             let entries = state.entries.values.sorted { $0.order < $1.order }
             return Snapshot(
                 clockOffset: clock.offsetMilliseconds,
-                devices: entries.map { Snapshot.Saved(device: $0.device, origin: $0.origin, simulation: $0.simulation.saved) }
+                devices: entries.map { Snapshot.Saved(device: $0.device, origin: $0.origin, simulation: $0.simulation.saved) },
+                keptMessages: state.keptMessages
             )
         }
         return (try? Array(JSONEncoder().encode(snapshot))) ?? []
@@ -472,6 +548,14 @@ extension DeviceRegistry {
                 for record in simulation.records {
                     for id in [record.uniqueID, record.apnsID].compactMap({ $0 }) { state.logIndex[id] = key }
                 }
+            }
+            for (channelID, message) in snapshot.keptMessages ?? [:] {
+                var message = message
+                if let sequence = message.savedSequence, let recording = bySequence[sequence] {
+                    message.recording = recording
+                    message.savedSequence = nil
+                }
+                state.keptMessages[channelID] = message
             }
             size.store(state.entries.count, ordering: .relaxed)
         }

@@ -31,7 +31,7 @@ public final class ActiveScenario: Sendable {
         self.clock = clock
         self.now = { clock.now() }
         self.channels = channels
-        self.devices = DeviceRegistry(clock: clock, policy: delivery)
+        self.devices = DeviceRegistry(clock: clock, policy: delivery, channels: channels)
         self.engine = Mutex(ScenarioEngine(scenario: scenario, now: self.now, devices: devices, channels: channels))
     }
 

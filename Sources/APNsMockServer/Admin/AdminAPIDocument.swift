@@ -467,6 +467,47 @@ paths:
             application/json:
               schema: { $ref: "#/components/schemas/Error" }
         "413": { $ref: "#/components/responses/TooLarge" }
+  /admin/devices/{token}/subscriptions:
+    post:
+      operationId: subscribeDevice
+      summary: "The device's Live Activities subscribe to a broadcast channel; a message the channel keeps (storage policy 1, at most 8 hours old) reaches it now."
+      parameters:
+        - { name: token, in: path, required: true, schema: { type: string } }
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              additionalProperties: false
+              required: [channel]
+              properties:
+                channel: { type: string, minLength: 1, description: The channel id (apns-channel-id). }
+      responses:
+        "200":
+          description: The device with its subscriptions.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/Device" }
+        "400": { $ref: "#/components/responses/BadInput" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "404": { $ref: "#/components/responses/NotFound" }
+        "413": { $ref: "#/components/responses/TooLarge" }
+  /admin/devices/{token}/subscriptions/{channel}:
+    delete:
+      operationId: unsubscribeDevice
+      summary: The device's Live Activities leave a broadcast channel.
+      parameters:
+        - { name: token, in: path, required: true, schema: { type: string } }
+        - { name: channel, in: path, required: true, schema: { type: string } }
+      responses:
+        "200":
+          description: The device with its subscriptions.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/Device" }
+        "401": { $ref: "#/components/responses/Unauthorized" }
+        "404": { $ref: "#/components/responses/NotFound" }
   /admin/devices/{token}/received:
     get:
       operationId: deviceReceived
@@ -1071,6 +1112,7 @@ components:
         state: { $ref: "#/components/schemas/DeviceState" }
         name: { type: string }
         unregisteredAt: { type: integer, description: Milliseconds since the epoch. }
+        subscriptions: { type: array, items: { type: string }, description: The broadcast channels its Live Activities subscribe to. }
     DeviceInput:
       type: object
       additionalProperties: false
@@ -1100,6 +1142,7 @@ components:
         pushType: { type: string }
         priority: { type: integer }
         collapseId: { type: string }
+        channelId: { type: string, description: The broadcast channel it came through. }
         expiration: { type: integer, description: "apns-expiration as sent (seconds since the epoch; 0: tried once)." }
         expiresAt: { type: integer, description: "When storage gives up on it, on the mock's clock (milliseconds)." }
         state: { $ref: "#/components/schemas/DeliveryState" }

@@ -1,4 +1,5 @@
 import APNsMock
+import Foundation
 import Hummingbird
 
 /// The simulated devices' side of the admin API: a device's state, what it received and what is stored for it, the
@@ -22,6 +23,29 @@ extension AdminRoutes {
             } catch {
                 return json(["error": error.message, "parameter": "state"], status: .conflict)
             }
+        }
+
+        router.post("/admin/devices/:token/subscriptions") { request, context -> Response in
+            let token = pathParameter(context, "token")
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            let channelID: String
+            do throws(AdminInputError) {
+                channelID = try Self.subscription(json: Array(body.readableBytesView))
+            } catch {
+                return badInput(error)
+            }
+            do throws(DeviceSubscriptionRefused) {
+                guard let device = try devices.subscribe(token: token, toChannel: channelID) else { return noDevice(token) }
+                return json(device.jsonObject())
+            } catch {
+                return json(["error": error.message, "parameter": "channel"], status: .notFound)
+            }
+        }
+
+        router.delete("/admin/devices/:token/subscriptions/:channel") { _, context -> Response in
+            let token = pathParameter(context, "token")
+            guard let device = devices.unsubscribe(token: token, fromChannel: pathParameter(context, "channel")) else { return noDevice(token) }
+            return json(device.jsonObject())
         }
 
         router.get("/admin/devices/:token/received") { request, context -> Response in
@@ -131,6 +155,20 @@ extension AdminRoutes {
             devices.settle()
             return json(devices.clock.jsonObject())
         }
+    }
+
+    /// `{"channel": "<channel id>"}`.
+    private static func subscription(json bytes: [UInt8]) throws(AdminInputError) -> String {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
+            throw AdminInputError(parameter: "body", message: "expected a JSON object such as {\"channel\": \"dHN0LXNyY2gtY2hubA==\"}")
+        }
+        if let unknown = object.keys.sorted().first(where: { $0 != "channel" }) {
+            throw AdminInputError(parameter: unknown, message: "unknown key; expected channel")
+        }
+        guard let channel = object["channel"] as? String, !channel.isEmpty else {
+            throw AdminInputError(parameter: "channel", message: "is required: the channel id (apns-channel-id)")
+        }
+        return channel
     }
 
     private static func noDevice(_ token: String) -> Response {
