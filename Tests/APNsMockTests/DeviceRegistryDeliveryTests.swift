@@ -183,4 +183,18 @@ struct DeviceRegistryDeliveryTests {
         #expect(restored.received(token: F.tokenA)?.map(\.apnsID) == ["A-1", "A-2"])
         #expect(throws: DeviceSnapshotUnreadable.self) { try restored.restore(Array("not json".utf8), recordings: []) }
     }
+
+    @Test func anotherReplicasStateChangeKeepsWhatThisReplicaStored() throws {
+        let (registry, _, _) = setUp()
+        _ = try registry.setState(token: F.tokenA, to: .offline)
+        registry.accept([accepted("A-1", at: F.start)])
+        var online = try #require(registry.device(token: F.tokenA))
+        online.state = .online
+        registry.apply(.devicePut(online))
+        #expect(registry.device(token: F.tokenA)?.state == .online)
+        #expect(registry.delivery(id: "A-1")?.state == .deliveredFromStorage)
+        // Registering again through the admin API starts over.
+        registry.add(Device(token: F.tokenA, topic: "com.example.app"))
+        #expect(registry.deliveries(token: F.tokenA) == [])
+    }
 }

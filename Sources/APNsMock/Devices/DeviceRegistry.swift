@@ -78,7 +78,8 @@ public final class DeviceRegistry: Sendable {
         if origin == .admin { changes.report(.devicePut(device)) }
     }
 
-    /// `add` without reporting; `origin` `nil` keeps an existing device's.
+    /// `add` without reporting; `origin` `nil` (another replica's change) keeps an existing device's origin and its
+    /// simulation, changing only its registration and state.
     private func put(_ device: Device, origin: Origin?) {
         let key = Device.normalizedToken(device.token)
         let topic = device.topic.lowercased()
@@ -87,7 +88,17 @@ public final class DeviceRegistry: Sendable {
         var device = device
         device.state = simulation.state
         state.withLock { state in
-            if let existing = state.entries[key] {
+            if let existing = state.entries[key], origin == nil {
+                // Another replica's change to a device this one has: its registration and state, while what this
+                // replica's simulation stored and logged for it stays.
+                var entry = existing
+                let activity = entry.simulation.change(to: device.state, at: now)
+                device.state = entry.simulation.state
+                entry.device = device
+                entry.topic = topic
+                state.entries[key] = entry
+                self.account(activity, key: key, in: &state)
+            } else if let existing = state.entries[key] {
                 state.entries[key] = Entry(
                     device: device, origin: origin ?? existing.origin, topic: topic, order: existing.order, simulation: simulation
                 )
