@@ -173,7 +173,10 @@ package final class MockServer: Sendable {
         }
         let liveFeed = LiveFeed()
         sinks.append(liveFeed)
-        let recorder = Recorder(capacity: configuration.maxRecorded, sinks: sinks, backPressure: backPressure, devices: scenario.devices)
+        let recorder = Recorder(
+            capacity: configuration.maxRecorded, sinks: sinks, backPressure: backPressure, devices: scenario.devices,
+            credentials: configuration.recordCredentials
+        )
         if !restored.isEmpty {
             recorder.store.restore(restored)
             logger.info(
@@ -299,6 +302,8 @@ package final class MockServer: Sendable {
                 // The default loop count follows the usable cores: both said, so a user can see what was chosen.
                 "threads": "\(configuration.threads)",
                 "cores": "\(UsableCores.count)",
+                // What recordings keep of provider tokens: said at every start, so `full` is never a surprise.
+                "credentials": "\(configuration.recordCredentials.rawValue)",
             ]
         )
         return server

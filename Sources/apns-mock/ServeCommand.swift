@@ -5,6 +5,7 @@ import Dispatch
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// `apns-mock serve`: runs the provider port and the admin API until SIGINT or SIGTERM.
 struct ServeCommand: AsyncParsableCommand {
@@ -85,6 +86,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("background-budget"), help: ArgumentHelp(ConfigurationKey.backgroundBudget.help)) var backgroundBudget: String?
     @Option(name: .customLong("low-priority-interval"), help: ArgumentHelp(ConfigurationKey.lowPriorityInterval.help))
     var lowPriorityInterval: String?
+    @Option(name: .customLong("record-credentials"), help: ArgumentHelp(ConfigurationKey.recordCredentials.help)) var recordCredentials: String?
 
     var flags: [ConfigurationKey: String] {
         let pairs: [(ConfigurationKey, String?)] = [
@@ -105,7 +107,7 @@ struct ServeCommand: AsyncParsableCommand {
             (.shutdownGracePeriod, shutdownGracePeriod), (.handshakeTimeout, handshakeTimeout), (.idleTimeout, idleTimeout),
             (.maxConnections, maxConnections), (.adminReadTimeout, adminReadTimeout), (.scenario, scenario),
             (.storedPerApp, storedPerApp), (.maxStorage, maxStorage), (.backgroundBudget, backgroundBudget),
-            (.lowPriorityInterval, lowPriorityInterval),
+            (.lowPriorityInterval, lowPriorityInterval), (.recordCredentials, recordCredentials),
         ]
         return Dictionary(uniqueKeysWithValues: pairs.compactMap { key, value in value.map { (key, $0) } })
     }
@@ -158,22 +160,40 @@ struct MockServerService: Service {
 
     func run() async throws {
         let server = try await MockServer.start(configuration: configuration, stores: StoreOpener(), logger: logger)
-        try? await gracefulShutdown()
-        // The first signal started a graceful stop (up to the grace period plus the sinks' flush bound); a second
-        // one means "now", as an operator pressing Ctrl-C twice expects.
+        // Listening from the start and counting every SIGTERM and SIGINT: the first starts the graceful stop (up to
+        // the grace period plus the sinks' flush bound), a second one means "now", as an operator pressing Ctrl-C
+        // twice expects. Made only once the stop began, the sources missed a second signal sent at once after it.
         let impatience = SecondSignal.exitAtOnce(logger: logger)
+        try? await gracefulShutdown()
         await server.shutdown()
         withExtendedLifetime(impatience) {}
     }
 }
 
-/// Exits the process at once on a second SIGTERM or SIGINT, while a graceful stop is under way.
+/// Signals received so far, of both kinds.
+private final class SignalCount: Sendable {
+    private let count = Mutex(0)
+
+    func add(_ number: Int) -> Int {
+        count.withLock { count in
+            count += max(1, number)
+            return count
+        }
+    }
+}
+
+/// Exits the process at once on a second SIGTERM or SIGINT (of either), while a graceful stop is under way.
 enum SecondSignal {
     /// Returns the signal sources; they work while they are kept alive.
     static func exitAtOnce(logger: Logger) -> [any DispatchSourceSignal] {
-        [SIGTERM, SIGINT].map { number in
+        let received = SignalCount()
+        return [SIGTERM, SIGINT].map { number in
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            // The handler holds its source: both live as long as the process.
             source.setEventHandler {
+                // `data`: how many arrived since the handler last ran (signals coalesce).
+                let count = received.add(Int(source.data))
+                guard count >= 2 else { return }
                 logger.warning("second signal during shutdown: exiting at once, without waiting for connections or sinks")
                 _exit(128 + number)
             }

@@ -12,7 +12,7 @@ extension RecordStorage {
         writeAuthority(host: known.host, into: &json)
         json.key("deviceToken")
         writePath(fields, text: text, into: &json, prefix: false)
-        writeShapeTail(known, payloadSize: fields.payloadSize, into: &json)
+        writeShapeTail(known, payloadSize: fields.payloadSize, keepsCredentials: fields.keepsCredentials, into: &json)
     }
 
     /// As above, with the members that only the shared bytes decide (all but the path and the device token) taken
@@ -30,7 +30,7 @@ extension RecordStorage {
             members.key("authority")
             writeAuthority(host: known.host, into: &members)
             let afterAuthority = members.bytes.count
-            writeShapeTail(known, payloadSize: fields.payloadSize, into: &members)
+            writeShapeTail(known, payloadSize: fields.payloadSize, keepsCredentials: fields.keepsCredentials, into: &members)
             return RecordShapeJSONCache.Entry(json: members.bytes, afterMethod: afterMethod, afterAuthority: afterAuthority)
         }
         var token = fields.token
@@ -100,6 +100,7 @@ extension RecordStorage {
     private func writeShapeTail(
         _ known: KnownHeaders,
         payloadSize: UInt32,
+        keepsCredentials: Bool,
         into json: inout JSONWriter
     ) {
         json.key("topic")
@@ -113,7 +114,11 @@ extension RecordStorage {
             json.key("name")
             json.string(utf8: name)
             json.key("value")
-            json.string(utf8: value)
+            if !keepsCredentials, CredentialRedaction.isCredential(name: name) {
+                json.string(CredentialRedaction.redacted(value))
+            } else {
+                json.string(utf8: value)
+            }
             json.endObject()
             return true
         }

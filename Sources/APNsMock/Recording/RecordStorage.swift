@@ -27,6 +27,8 @@ struct RecordFields {
     var uniqueIDKind: IDKind = .none
     /// The storage was another recording's (its request had the same bytes), not made for this one.
     var sharesStorage = false
+    /// The `authorization` header is shown as sent (`--record-credentials full`), not redacted.
+    var keepsCredentials = false
 
     static let noTimestamp = Int64.min
     /// The longest device token kept here: 64 hex digits, as APNs issues them. Longer ones stay text.
@@ -178,6 +180,7 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
         shapes: inout RecordShapeCache
     ) -> (RecordFields, RecordStorage) {
         var fields = RecordFields()
+        fields.keepsCredentials = shapes.keepsCredentials
         fields.pathEncoding = pathEncoding(path, digits: request.head.deviceTokenDigits)
         fields.payloadSize = UInt32(clamping: request.payloadSize)
         fields.headerListTooLarge = request.headerListTooLarge
@@ -482,6 +485,8 @@ final class RecordStorage: ManagedBuffer<RecordStorage.Header, UInt8> {
 struct RecordShapeCache: Sendable {
     /// Immutable once made (see `RecordStorage`), so holding it on any thread is safe.
     nonisolated(unsafe) var source: RecordStorage?
+    /// The recorder's `--record-credentials full`.
+    var keepsCredentials = false
 
     init() {}
 }

@@ -10,17 +10,23 @@ public final class Recorder: Sendable {
     public let sinks: [any RecordingSink]
     /// Thrown by a back-pressure sink whose queue is full; provider connections pause reading while it is.
     public let backPressure: RecordingBackPressure
+    /// What recordings keep of the provider's credentials, wherever they go (the admin API, the live feed, every
+    /// sink and store).
+    public let credentials: RecordCredentials
 
     /// - Parameters:
     ///   - capacity: recordings the store keeps before evicting the oldest.
     ///   - sinks: consumers given every recording after the store, in sequence order.
     ///   - devices: the simulated devices, given the pushes accepted for them (see `DeviceRegistry.accept`).
+    ///   - credentials: `full` keeps the `authorization` header as sent; by default a token's signature is dropped.
     public init(
         capacity: Int = 100_000,
         sinks: [any RecordingSink] = [],
         backPressure: RecordingBackPressure = RecordingBackPressure(),
-        devices: DeviceRegistry? = nil
+        devices: DeviceRegistry? = nil,
+        credentials: RecordCredentials = .redacted
     ) {
+        self.credentials = credentials
         self.sinks = sinks
         self.backPressure = backPressure
         if sinks.isEmpty {
@@ -111,6 +117,7 @@ public final class Recorder: Sendable {
             // Recorded as an outcome with no answer, which says why: nothing else is left to say of its delivery.
             return recording(request, streamID: streamID, connection: connection, outcome: unsent, delivery: .sent, context: &context)
         }
+        context.shapes.keepsCredentials = credentials == .full
         // The answer read in place from the outcome: a copy of it (its IDs' strings retained) per recording showed
         // in profiles.
         return RecordedNotification(

@@ -157,7 +157,11 @@ package struct RecordingRow: Sendable, Equatable {
             for header in request.headers {
                 headers.beginArray()
                 headers.string(header.name)
-                headers.string(header.value)
+                if !recording.fields.keepsCredentials, header.name.lowercased() == "authorization" {
+                    headers.string(ASCII.withUTF8(of: header.value) { CredentialRedaction.redacted($0) })
+                } else {
+                    headers.string(header.value)
+                }
                 headers.endArray()
             }
             headers.endArray()

@@ -78,6 +78,7 @@ package enum ConfigurationKey: String, CaseIterable, Sendable {
     case maxStorage = "max-storage"
     case backgroundBudget = "background-budget"
     case lowPriorityInterval = "low-priority-interval"
+    case recordCredentials = "record-credentials"
 
     /// `--port`
     package var flag: String { "--" + rawValue }
@@ -158,6 +159,8 @@ package enum ConfigurationKey: String, CaseIterable, Sendable {
             return "How long (seconds, or 30d) a push without apns-expiration stays stored for a simulated device. Default 30d."
         case .backgroundBudget:
             return "Background pushes a simulated device takes per 24 hours (the rest wait for the next window); none: no budget. Default none."
+        case .recordCredentials:
+            return "redacted: a recorded provider token keeps its header and claims and a fingerprint, never its signature, wherever recordings go; full: the authorization header as sent. Default redacted."
         case .lowPriorityInterval:
             return "Priority-1 pushes to a simulated device wait for the next multiple of this (seconds, or 15m) and arrive together. Default 15m."
         }
@@ -315,6 +318,7 @@ package enum ConfigurationKey: String, CaseIterable, Sendable {
         case .maxStorage: configuration.delivery.maximumStorage = Int64(try duration(0...(366 * 86_400)).components.seconds) * 1000
         case .backgroundBudget:
             configuration.delivery.backgroundBudget = text.lowercased() == "none" ? nil : try integer(0...1_000_000, "a number of pushes, or none")
+        case .recordCredentials: configuration.recordCredentials = try choice(RecordCredentials.self)
         case .lowPriorityInterval:
             configuration.delivery.lowPriorityInterval = Int64(try duration(1...86_400).components.seconds) * 1000
         }

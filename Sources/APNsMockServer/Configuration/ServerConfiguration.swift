@@ -53,6 +53,8 @@ package struct ServerConfiguration: Sendable, Equatable {
     package var broadcast = BroadcastSettings()
     /// The simulated devices' store-and-forward settings.
     package var delivery = DeliveryPolicy()
+    /// What recordings keep of provider tokens (`--record-credentials`).
+    package var recordCredentials = RecordCredentials.redacted
     /// Payload warnings on every recording.
     package var lint = true
     /// The YAML file the settings were read from, if any.
