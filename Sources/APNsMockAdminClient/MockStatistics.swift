@@ -58,4 +58,18 @@ public struct MockStatistics: Sendable, Hashable, Decodable {
     public var connections: Connections
     /// Every sink (the memory store, the record file, a database, the live feed) with its queue and counts.
     public var sinks: [Sink]
+    /// Who can reach the admin API.
+    public var adminAccess: AdminAccess?
+
+    /// The admin API's listen address, whether it asks for a token, and the warning when it is open to a network.
+    public struct AdminAccess: Sendable, Hashable, Decodable {
+        /// `--admin-host`.
+        public var host: String
+        /// Only this machine can reach it.
+        public var loopback: Bool
+        /// It asks for `--admin-token`.
+        public var token: Bool
+        /// Set when it listens beyond loopback without a token.
+        public var warning: String?
+    }
 }

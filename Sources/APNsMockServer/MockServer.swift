@@ -267,7 +267,8 @@ package final class MockServer: Sendable {
             environment: configuration.environment,
             providerIsListening: { provider.channel.isActive && channelManagement.channel.isActive },
             adminToken: configuration.adminToken,
-            cluster: cluster
+            cluster: cluster,
+            adminHost: configuration.adminHost
         )
         let router = AdminRoutes.makeRouter(admin)
         let (adminPort, adminTask, adminServices) = try await startAdmin(configuration: configuration, router: router.router, logger: logger)
@@ -306,6 +307,7 @@ package final class MockServer: Sendable {
                 "credentials": "\(configuration.recordCredentials.rawValue)",
             ]
         )
+        if let warning = admin.access.warning { logger.warning("\(warning)") }
         return server
     }
 

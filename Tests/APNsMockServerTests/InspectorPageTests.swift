@@ -59,6 +59,7 @@ struct InspectorPageTests {
             #expect(found["scenarioState"]?.string == "no rules, no devices", "\(found)")
             #expect(found["scenarioText"]?.string == "# shown as written\nname: inspector-yaml\n", "\(found)")
             #expect(FileManager.default.fileExists(atPath: screenshot))
+            #expect(found["banner"]?.string == "", "loopback only: no warning \(found)")
         }
     }
 
@@ -66,7 +67,8 @@ struct InspectorPageTests {
     /// stored meanwhile and then delivered from storage, shown with its thread and its delivery log.
     @Test(.timeLimit(.minutes(2)))
     func theDeviceViewShowsWhatTheDeviceReceivedAndItsDeliveryLogs() async throws {
-        try await withTestServer { server in
+        // Listening beyond loopback without an admin token: the page says so.
+        try await withTestServer(configure: { $0.adminHost = "0.0.0.0" }) { server in
             let token = TestData.deviceToken()
             let registered = try await BroadcastEndToEndTests.admin(
                 server, "POST", "/admin/devices", body: #"{"token":"\#(token)","topic":"\#(TestData.topic)","name":"phone"}"#
@@ -87,6 +89,7 @@ struct InspectorPageTests {
             let log = found["logs"]?.array?.first?.string ?? ""
             #expect(log.contains("Received by APNs") && log.contains("Stored – Device Offline") && log.contains("Delivered to Device (From Storage)"), "\(found)")
             #expect(found["detailDelivery"]?.string?.hasPrefix("Delivery: Received by APNs") == true, "\(found)")
+            #expect(found["banner"]?.string?.hasPrefix("Open to the network: the admin API listens on 0.0.0.0 without --admin-token") == true, "\(found)")
         }
     }
 }

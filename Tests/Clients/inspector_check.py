@@ -46,6 +46,8 @@ def main() -> int:
         found["notDelivered"] = [o.text for o in preview.find_elements(By.CSS_SELECTOR, ".other.not-delivered")]
         found["activities"] = [a.text for a in preview.find_elements(By.CSS_SELECTOR, ".activity")]
         found["feedRowsAtLoad"] = len(driver.find_elements(By.CSS_SELECTOR, "#feed tbody tr"))
+        wait.until(lambda d: d.find_element(By.ID, "stats").text != "…")
+        found["banner"] = driver.find_element(By.ID, "access-warning").text
         # A recording's whole story: the critical alert (the 4th push) and the rejected one (the 8th).
         for sequence, key in (("4", "storyCritical"), ("8", "storyRejected")):
             driver.find_element(By.CSS_SELECTOR, f'#feed tbody tr[data-sequence="{sequence}"]').click()

@@ -45,6 +45,8 @@ def main() -> int:
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, row))
         wait.until(lambda d: d.find_element(By.ID, "feed").get_attribute("data-live") == "true")
         found["pageText"] = driver.find_element(By.ID, "preview-page").text
+        wait.until(lambda d: d.find_element(By.ID, "stats").text != "…")
+        found["banner"] = driver.find_element(By.ID, "access-warning").text
         driver.find_element(By.CSS_SELECTOR, row + " td:nth-child(2)").click()
         wait.until(lambda d: "what it received" in d.find_element(By.ID, "preview-title").text)
         choose("offline")

@@ -1004,8 +1004,16 @@ components:
         error: { type: string }
     Statistics:
       type: object
-      required: [received, byStatus, byReason, byKind, byWarning, abandoned, recorder, connections, sinks]
+      required: [received, byStatus, byReason, byKind, byWarning, abandoned, recorder, connections, sinks, adminAccess]
       properties:
+        adminAccess:
+          type: object
+          required: [host, loopback, token]
+          properties:
+            host: { type: string }
+            loopback: { type: boolean }
+            token: { type: boolean }
+            warning: { type: string, description: Set when the admin API listens beyond loopback without --admin-token. }
         received: { type: integer }
         byStatus: { type: object, additionalProperties: { type: integer } }
         byReason: { type: object, additionalProperties: { type: integer } }

@@ -37,6 +37,7 @@ extension AdminContext {
                 "accepted": tracker.acceptedConnections,
             ],
             "sinks": recorder.sinkStatistics().map(AdminRoutes.sinkJSON),
+            "adminAccess": access.jsonObject(),
             "cluster": cluster.map { cluster -> Any in
                 ["replica": cluster.replica, "receivedFromReplicas": Int64(clamping: cluster.receivedFromReplicas)]
             } as Any,

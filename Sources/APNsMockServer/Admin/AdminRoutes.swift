@@ -22,6 +22,10 @@ package struct AdminContext: Sendable {
     let adminToken: String?
     /// This replica's part in a cluster sharing a PostgreSQL store, if it is one.
     let cluster: (any ClusterMember)?
+    /// Who can reach the admin API.
+    var access: AdminAccess { AdminAccess(host: adminHost, hasToken: adminToken != nil) }
+    /// The admin API's listen address.
+    let adminHost: String
 }
 
 /// The admin HTTP API: JSON over HTTP/1.1 on its own port, so the provider port stays a faithful APNs.

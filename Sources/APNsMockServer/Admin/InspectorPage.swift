@@ -48,10 +48,12 @@ enum InspectorPage {
   #device-log .delivery { font-size: 12px; border-bottom: 1px solid #eee; padding: 3px 0; }
   #device-log .delivery.stored { color: #b26a00; } #device-log .delivery.discarded { color: #c62828; }
   #preview-page { font-size: 12px; color: #555; }
+  #access-warning { background: #ffcc00; color: #1d1d1f; padding: 6px 16px; font-weight: 600; }
 </style>
 </head>
 <body>
 <header><h1>apns-mock inspector</h1><span id="stats">…</span><span id="feed-state" class="warn"></span></header>
+<div id="access-warning" hidden></div>
 <main>
 <div>
   <section>
@@ -307,6 +309,8 @@ async function refreshStats() {
   const s = (await getJSON("/admin/stats")).body;
   const byStatus = Object.entries(s.byStatus || {}).map(([k, v]) => k + ": " + v).join(", ");
   document.getElementById("stats").textContent = s.received + " received (" + byStatus + ") · " + s.connections.open + " connections open";
+  const banner = document.getElementById("access-warning"), warning = s.adminAccess && s.adminAccess.warning;
+  banner.hidden = !warning; banner.textContent = warning ? "Open to the network: " + warning : "";
 }
 // The device list is redrawn with the stats, except while one of its state menus is open.
 async function refresh() { refreshStats(); if (!(document.activeElement && document.activeElement.closest("#devices"))) loadDevices(); }

@@ -1,0 +1,41 @@
+import APNsMockServer
+import Foundation
+import Testing
+
+/// An admin API open to a network without a token is said so: at start, in `/admin/stats` (and the inspector, in
+/// `InspectorPageTests`).
+@Suite("Admin access")
+struct AdminAccessTests {
+    @Test(arguments: [
+        ("127.0.0.1", false, nil as Bool?), ("localhost", false, nil), ("::1", false, nil), ("[::1]", false, nil), ("127.0.0.2", false, nil),
+        ("0.0.0.0", false, true), ("::", false, true), ("192.168.1.20", false, true), ("0.0.0.0", true, nil),
+    ])
+    func aWarningOnlyBeyondLoopbackWithoutAToken(host: String, token: Bool, warns: Bool?) {
+        let access = AdminAccess(host: host, hasToken: token)
+        #expect((access.warning != nil) == (warns ?? false), "\(host) token \(token)")
+        #expect(access.jsonObject()["token"] as? Bool == token)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func theStartUpLogAndTheStatsSayWhenTheAdminAPIIsOpen() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-access-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for token in [nil, "s3cret"] as [String?] {
+            let (launched, ports) = try await RecordingPipelineTests.serve(
+                ["--admin-host", "0.0.0.0"] + (token.map { ["--admin-token", $0] } ?? []), in: folder
+            )
+            defer { launched.cleanUp() }
+            let stats = try await ExternalTool.run("curl", ["-s", "-H", "Authorization: Bearer \(token ?? "")", "http://127.0.0.1:\(ports.admin)/admin/stats"])
+            let json = try JSON(parsing: Array(stats.stdout.utf8))
+            #expect(json["adminAccess"]?["loopback"] == .bool(false), "\(json)")
+            if token == nil {
+                #expect(launched.output.contains("the admin API listens on 0.0.0.0 without --admin-token"), "\(launched.output)")
+                #expect(json["adminAccess"]?["warning"]?.string?.contains("set --admin-token") == true, "\(json)")
+            } else {
+                #expect(!launched.output.contains("without --admin-token"), "\(launched.output)")
+                #expect(json["adminAccess"]?["warning"] == nil && json["adminAccess"]?["token"] == .bool(true), "\(json)")
+            }
+        }
+    }
+}
