@@ -6,8 +6,12 @@ public struct MockStatistics: Sendable, Hashable, Decodable {
         public var stored: Int
         /// The most it holds (`--max-recorded`).
         public var capacity: Int
-        /// Dropped, oldest first, to stay within `capacity`.
+        /// Dropped, oldest first, to stay within `capacity` (or the retention).
         public var evicted: Int
+        /// Of `evicted`, those dropped for their age.
+        public var expired: Int?
+        /// How long a recording is kept (`--retention`, such as `7d`); `nil`: as long as `capacity` allows.
+        public var retention: String?
     }
 
     /// Provider connections.

@@ -175,7 +175,7 @@ package final class MockServer: Sendable {
         sinks.append(liveFeed)
         let recorder = Recorder(
             capacity: configuration.maxRecorded, sinks: sinks, backPressure: backPressure, devices: scenario.devices,
-            credentials: configuration.recordCredentials
+            credentials: configuration.recordCredentials, retention: configuration.retention
         )
         if !restored.isEmpty {
             recorder.store.restore(restored)

@@ -87,6 +87,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("low-priority-interval"), help: ArgumentHelp(ConfigurationKey.lowPriorityInterval.help))
     var lowPriorityInterval: String?
     @Option(name: .customLong("record-credentials"), help: ArgumentHelp(ConfigurationKey.recordCredentials.help)) var recordCredentials: String?
+    @Option(help: ArgumentHelp(ConfigurationKey.retention.help)) var retention: String?
 
     var flags: [ConfigurationKey: String] {
         let pairs: [(ConfigurationKey, String?)] = [
@@ -107,7 +108,7 @@ struct ServeCommand: AsyncParsableCommand {
             (.shutdownGracePeriod, shutdownGracePeriod), (.handshakeTimeout, handshakeTimeout), (.idleTimeout, idleTimeout),
             (.maxConnections, maxConnections), (.adminReadTimeout, adminReadTimeout), (.scenario, scenario),
             (.storedPerApp, storedPerApp), (.maxStorage, maxStorage), (.backgroundBudget, backgroundBudget),
-            (.lowPriorityInterval, lowPriorityInterval), (.recordCredentials, recordCredentials),
+            (.lowPriorityInterval, lowPriorityInterval), (.recordCredentials, recordCredentials), (.retention, retention),
         ]
         return Dictionary(uniqueKeysWithValues: pairs.compactMap { key, value in value.map { (key, $0) } })
     }

@@ -124,6 +124,45 @@ struct SQLiteStoreTests {
         #expect(bodies == ["while offline", "first"], "the cards come from the recordings loaded back: \(received.json)")
     }
 
+    /// `--retention`: a recording older than it goes from memory and from the table, and `/admin/stats` says so.
+    @Test(.timeLimit(.minutes(2)))
+    func theRetentionBoundsMemoryAndTheTableByAge() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-sqlite-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("recordings.sqlite").path
+        let (launched, ports) = try await RecordingPipelineTests.serve(["--store", "sqlite:" + database, "--retention", "1s"], in: folder)
+        defer { launched.cleanUp() }
+        func push() async throws {
+            let result = try await ProviderCurlTests.curl([
+                "--http2", "-o", "/dev/null", "-w", "%{http_code}", "-H", "apns-topic: \(TestData.topic)", "-d", TestData.alertPayload,
+                "https://127.0.0.1:\(ports.provider)/3/device/\(TestData.deviceToken())",
+            ])
+            #expect(result.stdout == "200", "\(result)")
+        }
+        try await push()
+        let admin = AdminClient(port: ports.admin)
+        _ = try await poll(timeout: .seconds(30), "the sqlite sink to write the first") { () -> Bool? in
+            try await Self.rows(in: database) == 1 ? true : nil
+        }
+        // Polled with a deadline: the second later than a second after the first, a list reads the clock.
+        let stats = try await poll(timeout: .seconds(30), "the first recording to age out") { () -> JSON? in
+            let stats = try await admin.stats()
+            return stats["recorder"]?["expired"]?.int == 1 ? stats : nil
+        }
+        #expect(stats["recorder"]?["retention"]?.string == "1s" && stats["recorder"]?["stored"]?.int == 0, "\(stats)")
+        try await push()
+        _ = try await poll(timeout: .seconds(30), "the table to keep only the second") { () -> Bool? in
+            let rows = try await Self.rows(in: database)
+            let listed = try await admin.notifications().count
+            return rows == 1 && listed == 1 ? true : nil
+        }
+        let left = try await ExternalTool.run("python3", [
+            "-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT min(sequence) FROM recordings').fetchone()[0])", database,
+        ])
+        #expect(left.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "2", "\(left)")
+    }
+
     @Test(.timeLimit(.minutes(2)))
     func maxRecordedBoundsTheTable() async throws {
         _ = try ExternalTool.require("h2load")

@@ -46,6 +46,32 @@ private func elapsed(_ body: () async -> Void) async -> Duration {
 
 @Suite("NotificationStore: recording")
 struct NotificationStoreRecordingTests {
+    @Test func theRetentionDropsRecordingsOlderThanItAsNewOnesComeAndWhenRead() {
+        let now = WallClock.milliseconds()
+        let expiredUpTo = Mutex<[UInt64]>([])
+        let store = NotificationStore(capacity: 100, retention: 60_000, onExpire: { last in expiredUpTo.withLock { $0.append(last) } })
+        _ = store.append(recording(receivedAt: now - 200_000))
+        _ = store.append(recording(receivedAt: now - 50_000))
+        _ = store.append(recording(receivedAt: now - 30_000))
+        #expect(expiredUpTo.withLock { $0 } == [1], "the first is more than a minute older than the third")
+        #expect(store.statistics().stored == 2)
+        var batch = [recording(receivedAt: now - 10_000), recording(receivedAt: now - 5_000)]
+        store.append(contentsOf: &batch)
+        #expect(expiredUpTo.withLock { $0 } == [1])
+        store.expireOld(now: now + 20_000)
+        #expect(expiredUpTo.withLock { $0 } == [1, 2])
+        store.expireOld(now: now + 52_000)
+        #expect(expiredUpTo.withLock { $0 } == [1, 2, 4])
+        // A list reads the wall clock: what is left is within the minute.
+        #expect(store.list().notifications.map(\.receivedAt) == [now - 5_000])
+        let statistics = store.statistics()
+        #expect(statistics.expired == 4 && statistics.evicted == 4 && statistics.stored == 1, "\(statistics)")
+        let unbounded = NotificationStore(capacity: 100)
+        _ = unbounded.append(recording(receivedAt: 0))
+        unbounded.expireOld(now: .max)
+        #expect(unbounded.statistics().stored == 1)
+    }
+
     @Test func assignsIncreasingSequenceNumbersFromOne() {
         let store = NotificationStore()
         let sequences = (0..<3).map { _ in store.append(recording()) }

@@ -11,6 +11,7 @@ import json
 import httpx
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -37,7 +38,14 @@ def main() -> int:
         return [d.get_attribute("data-state") for d in driver.find_elements(By.CSS_SELECTOR, "#device-log .delivery")]
 
     def choose(state):
-        Select(driver.find_element(By.CSS_SELECTOR, row + " select")).select_by_visible_text(state)
+        # The table is redrawn when a device changes: a menu found just before may be gone; find it again.
+        def pick(d):
+            try:
+                Select(d.find_element(By.CSS_SELECTOR, row + " select")).select_by_visible_text(state)
+                return True
+            except StaleElementReferenceException:
+                return False
+        wait.until(pick)
         wait.until(lambda d: d.find_element(By.ID, "devices-note").text.endswith(f"is {state}."))
 
     try:
@@ -47,7 +55,13 @@ def main() -> int:
         found["pageText"] = driver.find_element(By.ID, "preview-page").text
         wait.until(lambda d: d.find_element(By.ID, "stats").text != "…")
         found["banner"] = driver.find_element(By.ID, "access-warning").text
-        driver.find_element(By.CSS_SELECTOR, row + " td:nth-child(2)").click()
+        def open_device(d):
+            try:
+                d.find_element(By.CSS_SELECTOR, row + " td:nth-child(2)").click()
+                return True
+            except StaleElementReferenceException:
+                return False
+        wait.until(open_device)
         wait.until(lambda d: "what it received" in d.find_element(By.ID, "preview-title").text)
         choose("offline")
         with httpx.Client(http2=True, http1=False, verify=args.ca, timeout=15) as client:

@@ -13,8 +13,10 @@ public struct RecorderStatistics: Sendable, Equatable {
     public var byWarning: [String: Int] = [:]
     /// Requests that ended without an answer (client reset, connection lost).
     public var abandoned: Int = 0
-    /// Oldest recordings dropped to stay within capacity.
+    /// Oldest recordings dropped to stay within capacity (or within the retention).
     public var evicted: Int = 0
+    /// Of `evicted`, those dropped for their age (`--retention`).
+    public var expired: Int = 0
     /// Recordings held now.
     public var stored: Int = 0
     public var capacity: Int = 0
@@ -106,6 +108,10 @@ public final class NotificationStore: Sendable {
     private let onAppend: (@Sendable (inout [RecordedNotification]) -> Void)?
     private let onIngest: (@Sendable ([RecordedNotification]) -> Void)?
     private let isListening: @Sendable () -> Bool
+    /// How long a recording is kept, in milliseconds (`--retention`); `nil`: as long as capacity allows.
+    public let retention: Int64?
+    /// Told the newest sequence dropped for its age, outside the lock (the durable sinks drop theirs too).
+    private let onExpire: (@Sendable (UInt64) -> Void)?
     /// The simulated devices, handed the pushes APNs accepted for them inside the lock, so that a reader who sees
     /// a recording also sees what the device made of it.
     private let devices: DeviceRegistry?
@@ -118,13 +124,19 @@ public final class NotificationStore: Sendable {
     ///   - isListening: whether `onAppend` wants recordings now; when it does not, the store makes no copies for it.
     ///   - onIngest: as `onAppend`, for the recordings other replicas answered (`ingest`), numbered.
     ///   - devices: the simulated devices, given every accepted push to a token they know.
+    ///   - retention: milliseconds a recording is kept; older ones go, oldest first, as new ones come and when a
+    ///     list is read (`onExpire` is told the newest sequence that went).
     public init(
         capacity: Int = 100_000,
         isListening: @escaping @Sendable () -> Bool = { true },
         onAppend: (@Sendable (inout [RecordedNotification]) -> Void)? = nil,
         onIngest: (@Sendable ([RecordedNotification]) -> Void)? = nil,
-        devices: DeviceRegistry? = nil
+        devices: DeviceRegistry? = nil,
+        retention: Int64? = nil,
+        onExpire: (@Sendable (UInt64) -> Void)? = nil
     ) {
+        self.retention = retention
+        self.onExpire = onExpire
         self.devices = devices
         self.isListening = isListening
         self.onIngest = onIngest
@@ -152,6 +164,7 @@ public final class NotificationStore: Sendable {
         // Moved into the index at the end, not copied: a copy and the original's release showed in profiles. An
         // Optional, because a value captured by the lock's closure can only be moved out of one.
         var pending: RecordedNotification? = consume notification
+        var expiredUpTo: UInt64?
         let sequence = state.withLock { state in
             if let devices, !devices.isEmpty, pending!.status == 200 {
                 var numbered = pending!
@@ -164,9 +177,10 @@ public final class NotificationStore: Sendable {
                 var one = [pending!]
                 onAppend(&one)
             }
-            return insert(pending.take()!, into: &state, ready: &ready)
+            return insert(pending.take()!, into: &state, ready: &ready, expiredUpTo: &expiredUpTo)
         }
         for continuation in ready { continuation.resume(returning: true) }
+        if let expiredUpTo { onExpire?(expiredUpTo) }
         return sequence
     }
 
@@ -180,6 +194,7 @@ public final class NotificationStore: Sendable {
         var ready: [CheckedContinuation<Bool, Never>] = []
         // Taken out from the back after one reversal: moved, not copied, into the index.
         batch.reverseByMoving()
+        var expiredUpTo: UInt64?
         state.withLock { state in
             if let devices, !devices.isEmpty {
                 var accepted: [RecordedNotification] = []
@@ -206,10 +221,11 @@ public final class NotificationStore: Sendable {
                 swap(&numbered, &state.handOver)
             }
             while let next = batch.popLast() {
-                _ = insert(next, into: &state, ready: &ready)
+                _ = insert(next, into: &state, ready: &ready, expiredUpTo: &expiredUpTo)
             }
         }
         for continuation in ready { continuation.resume(returning: true) }
+        if let expiredUpTo { onExpire?(expiredUpTo) }
     }
 
     /// Numbers one recording, counts it, evicts the oldest when full, tells the sinks and the waiters, and moves it
@@ -218,7 +234,8 @@ public final class NotificationStore: Sendable {
     private func insert(
         _ recording: consuming RecordedNotification,
         into state: inout State,
-        ready: inout [CheckedContinuation<Bool, Never>]
+        ready: inout [CheckedContinuation<Bool, Never>],
+        expiredUpTo: inout UInt64?
     ) -> UInt64 {
         let sequence = state.nextSequence
         recording.sequence = sequence
@@ -247,6 +264,7 @@ public final class NotificationStore: Sendable {
                 }
             }
         }
+        if let retention, let last = expire(before: recording.receivedAt &- retention, in: &state) { expiredUpTo = last }
         if !state.waiters.isEmpty {
             for id in Array(state.waiters.keys) where state.waiters[id]!.query.matches(recording) {
                 state.waiters[id]!.matched += 1
@@ -270,6 +288,7 @@ public final class NotificationStore: Sendable {
     /// query's cursor; `total` counts every match of the filters (the cursor aside), and `next` is the sequence
     /// number to continue from when more match past this page.
     public func page(_ query: NotificationQuery) -> NotificationPage {
+        expireOld()
         var filters = query
         filters.afterSequence = nil
         filters.beforeSequence = nil
@@ -317,11 +336,35 @@ public final class NotificationStore: Sendable {
         }
     }
 
+    /// Drops the recordings received before `cutoff`, oldest first; returns the newest sequence dropped. With the
+    /// lock held.
+    private func expire(before cutoff: Int64, in state: inout State) -> UInt64? {
+        var last: UInt64?
+        while let first = state.records.indices.first, state.records[first].receivedAt < cutoff, let expired = state.records.popFirst() {
+            state.statistics.evicted += 1
+            state.statistics.expired += 1
+            if !state.waiters.isEmpty {
+                for id in state.waiters.keys where state.waiters[id]!.query.matches(expired) { state.waiters[id]!.matched -= 1 }
+            }
+            last = expired.sequence
+        }
+        if last != nil { state.statistics.stored = state.records.count }
+        return last
+    }
+
+    /// Drops what the retention no longer keeps at `now` (a store that receives nothing still lets old recordings
+    /// go when it is read).
+    public func expireOld(now: Int64 = WallClock.milliseconds()) {
+        guard let retention else { return }
+        if let last = state.withLock({ expire(before: now &- retention, in: &$0) }) { onExpire?(last) }
+    }
+
     /// Waits in progress (for tests that must know a waiter is registered before they append).
     var waiterCount: Int { state.withLock { $0.waiters.count } }
 
     public func statistics() -> RecorderStatistics {
-        state.withLock { state in
+        expireOld()
+        return state.withLock { state in
             var statistics = state.statistics
             if state.answered200 > 0 { statistics.byStatus[200, default: 0] += state.answered200 }
             if let kind = state.kindRun.value { statistics.count(kind: kind, times: state.kindRun.count) }
@@ -352,13 +395,15 @@ public final class NotificationStore: Sendable {
     /// Nothing is handed to `onAppend`: they are where they came from already.
     package func restore(_ recordings: [RecordedNotification]) {
         var ready: [CheckedContinuation<Bool, Never>] = []
+        var expiredUpTo: UInt64?
         state.withLock { state in
             for recording in recordings.suffix(capacity) where recording.sequence >= state.nextSequence {
                 state.nextSequence = recording.sequence
-                _ = insert(recording, into: &state, ready: &ready)
+                _ = insert(recording, into: &state, ready: &ready, expiredUpTo: &expiredUpTo)
             }
         }
         for continuation in ready { continuation.resume(returning: true) }
+        if let expiredUpTo { onExpire?(expiredUpTo) }
     }
 
     /// Takes recordings another replica answered (read from a shared store), numbering them after this store's own:
@@ -376,8 +421,9 @@ public final class NotificationStore: Sendable {
                     return copy
                 })
             }
+            var expiredUpTo: UInt64?
             for recording in kept {
-                _ = insert(recording, into: &state, ready: &ready)
+                _ = insert(recording, into: &state, ready: &ready, expiredUpTo: &expiredUpTo)
             }
         }
         for continuation in ready { continuation.resume(returning: true) }

@@ -19,18 +19,22 @@ public final class Recorder: Sendable {
     ///   - sinks: consumers given every recording after the store, in sequence order.
     ///   - devices: the simulated devices, given the pushes accepted for them (see `DeviceRegistry.accept`).
     ///   - credentials: `full` keeps the `authorization` header as sent; by default a token's signature is dropped.
+    ///   - retention: milliseconds a recording is kept, in the store and the sinks that keep recordings.
     public init(
         capacity: Int = 100_000,
         sinks: [any RecordingSink] = [],
         backPressure: RecordingBackPressure = RecordingBackPressure(),
         devices: DeviceRegistry? = nil,
-        credentials: RecordCredentials = .redacted
+        credentials: RecordCredentials = .redacted,
+        retention: Int64? = nil
     ) {
         self.credentials = credentials
         self.sinks = sinks
         self.backPressure = backPressure
+        // A recording that ages out goes from the sinks that keep recordings too (a database), as with a clear.
+        let expire: @Sendable (UInt64) -> Void = { last in for sink in sinks { sink.cleared(upTo: last) } }
         if sinks.isEmpty {
-            store = NotificationStore(capacity: capacity, devices: devices)
+            store = NotificationStore(capacity: capacity, devices: devices, retention: retention)
         } else {
             store = NotificationStore(
                 capacity: capacity,
@@ -39,7 +43,9 @@ public final class Recorder: Sendable {
                 onIngest: { recordings in
                     for sink in sinks where sink.receivesOtherReplicas && sink.isListening { sink.enqueue(contentsOf: recordings) }
                 },
-                devices: devices
+                devices: devices,
+                retention: retention,
+                onExpire: expire
             )
         }
     }

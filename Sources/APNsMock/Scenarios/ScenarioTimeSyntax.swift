@@ -65,7 +65,7 @@ package enum ScenarioTimeSyntax {
     }
 
     /// `90000` → `1m30s`, `1500` → `1s500ms`: a form that parses back to the same value.
-    static func format(milliseconds: Int64) -> String {
+    package static func format(milliseconds: Int64) -> String {
         if milliseconds == 0 { return "0s" }
         var rest = milliseconds.magnitude
         var text = milliseconds < 0 ? "-" : ""

@@ -1022,11 +1022,13 @@ components:
         abandoned: { type: integer }
         recorder:
           type: object
-          required: [stored, capacity, evicted]
+          required: [stored, capacity, evicted, expired, retention]
           properties:
             stored: { type: integer }
             capacity: { type: integer }
             evicted: { type: integer }
+            expired: { type: integer, description: Of evicted, those dropped for their age (--retention). }
+            retention: { type: [string, "null"], description: "How long a recording is kept (7d); null: as long as capacity allows." }
         connections:
           type: object
           required: [open, accepted]

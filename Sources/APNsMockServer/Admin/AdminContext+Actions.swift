@@ -31,6 +31,8 @@ extension AdminContext {
                 "stored": statistics.stored,
                 "capacity": statistics.capacity,
                 "evicted": statistics.evicted,
+                "expired": statistics.expired,
+                "retention": store.retention.map { ScenarioTimeSyntax.format(milliseconds: $0) } as Any,
             ],
             "connections": [
                 "open": tracker.openConnections,

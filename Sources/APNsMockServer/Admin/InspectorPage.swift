@@ -266,9 +266,13 @@ async function renderPreview() {
 
 // Devices: each simulated device and its state, changed here; picking one shows what it received.
 const deviceStates = ["online", "offline", "lowPower", "notificationsDisabled", "appRemoved"];
-let selectedDevice = null;
+let selectedDevice = null, drawnDevices = null;
 async function loadDevices() {
   const devices = (await getJSON("/admin/devices")).body.devices || [];
+  // Redrawn only when something changed: a menu being used is not replaced under the pointer.
+  const drawn = JSON.stringify(devices) + "|" + selectedDevice;
+  if (drawn === drawnDevices) return;
+  drawnDevices = drawn;
   const body = document.querySelector("#devices tbody"); body.textContent = "";
   for (const d of devices) {
     const select = el("select", { "data-token": d.token });

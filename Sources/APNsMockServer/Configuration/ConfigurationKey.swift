@@ -79,6 +79,7 @@ package enum ConfigurationKey: String, CaseIterable, Sendable {
     case backgroundBudget = "background-budget"
     case lowPriorityInterval = "low-priority-interval"
     case recordCredentials = "record-credentials"
+    case retention
 
     /// `--port`
     package var flag: String { "--" + rawValue }
@@ -159,6 +160,8 @@ package enum ConfigurationKey: String, CaseIterable, Sendable {
             return "How long (seconds, or 30d) a push without apns-expiration stays stored for a simulated device. Default 30d."
         case .backgroundBudget:
             return "Background pushes a simulated device takes per 24 hours (the rest wait for the next window); none: no budget. Default none."
+        case .retention:
+            return "How long (seconds, or 7d) a recording is kept, in memory and in the store, besides --max-recorded; 0: as long as the count allows. Default 0."
         case .recordCredentials:
             return "redacted: a recorded provider token keeps its header and claims and a fingerprint, never its signature, wherever recordings go; full: the authorization header as sent. Default redacted."
         case .lowPriorityInterval:
@@ -319,6 +322,9 @@ package enum ConfigurationKey: String, CaseIterable, Sendable {
         case .backgroundBudget:
             configuration.delivery.backgroundBudget = text.lowercased() == "none" ? nil : try integer(0...1_000_000, "a number of pushes, or none")
         case .recordCredentials: configuration.recordCredentials = try choice(RecordCredentials.self)
+        case .retention:
+            let kept = try duration(0...(3660 * 86_400))
+            configuration.retention = kept == .zero ? nil : Int64(kept.components.seconds) * 1000 + kept.components.attoseconds / 1_000_000_000_000_000
         case .lowPriorityInterval:
             configuration.delivery.lowPriorityInterval = Int64(try duration(1...86_400).components.seconds) * 1000
         }
