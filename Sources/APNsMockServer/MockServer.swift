@@ -268,6 +268,7 @@ package final class MockServer: Sendable {
             providerIsListening: { provider.channel.isActive && channelManagement.channel.isActive },
             adminToken: configuration.adminToken,
             cluster: cluster,
+            audit: AdminAudit(logger: logger, tokenRequired: configuration.adminToken != nil),
             adminHost: configuration.adminHost
         )
         let router = AdminRoutes.makeRouter(admin)

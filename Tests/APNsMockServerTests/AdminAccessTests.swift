@@ -29,6 +29,16 @@ struct AdminAccessTests {
             let stats = try await ExternalTool.run("curl", ["-s", "-H", "Authorization: Bearer \(token ?? "")", "http://127.0.0.1:\(ports.admin)/admin/stats"])
             let json = try JSON(parsing: Array(stats.stdout.utf8))
             #expect(json["adminAccess"]?["loopback"] == .bool(false), "\(json)")
+            // A change is logged, with its kind and whether it carried the token (never the token), and counted.
+            let reset = try await ExternalTool.run("curl", ["-s", "-X", "POST", "-H", "Authorization: Bearer \(token ?? "")", "http://127.0.0.1:\(ports.admin)/admin/reset"])
+            #expect(reset.exitCode == 0)
+            let logged = try await poll(timeout: .seconds(10), "the admin change in the log") { () -> String? in
+                launched.output.components(separatedBy: "\n").first { $0.contains("admin change") }
+            }
+            #expect(logged.contains("change=reset") && logged.contains("method=POST") && logged.contains("status=200"), "\(logged)")
+            #expect(logged.contains(token == nil ? "token=none" : "token=admin-token") && (token.map { !logged.contains($0) } ?? true), "\(logged)")
+            let metrics = try await ExternalTool.run("curl", ["-s", "-H", "Authorization: Bearer \(token ?? "")", "http://127.0.0.1:\(ports.admin)/metrics"])
+            #expect(metrics.stdout.contains(#"apns_mock_admin_changes_total{change="reset"} 1"#), "\(metrics.stdout)")
             if token == nil {
                 #expect(launched.output.contains("the admin API listens on 0.0.0.0 without --admin-token"), "\(launched.output)")
                 #expect(json["adminAccess"]?["warning"]?.string?.contains("set --admin-token") == true, "\(json)")

@@ -92,4 +92,26 @@ struct InspectorPageTests {
             #expect(found["banner"]?.string?.hasPrefix("Open to the network: the admin API listens on 0.0.0.0 without --admin-token") == true, "\(found)")
         }
     }
+
+    /// With an admin token, the page asks for it in a form and keeps it in an HttpOnly, SameSite=Strict cookie: no
+    /// URL the page requested (resources, the live feed) holds it, and no script can read it.
+    @Test(.timeLimit(.minutes(2)))
+    func theLoginKeepsTheTokenOutOfEveryURL() async throws {
+        let secret = "inspector-\(UUID().uuidString)"
+        try await withTestServer(configure: { $0.adminToken = secret }) { server in
+            let result = try await ExternalTool.run("python3", [
+                TestPaths.repositoryRoot.appendingPathComponent("Tests/Clients/inspector_login_check.py").path,
+                "--admin-port", String(server.adminPort), "--admin-token", secret,
+            ], timeout: .seconds(90))
+            #expect(result.exitCode == 0, "\(result)")
+            let found = try JSON(parsing: Array(result.stdout.utf8))
+            #expect(found["loginShown"] == .bool(true) && found["mainHidden"] == .bool(true) && found["wrongTokenRefused"] == .bool(true), "\(found)")
+            #expect(found["stats"]?.string?.contains("received") == true, "logged in: \(found)")
+            let urls = found["urls"]?.array?.compactMap(\.string) ?? []
+            #expect(urls.contains { $0.contains("/admin/notifications/stream") }, "the live feed was requested: \(urls)")
+            #expect(urls.allSatisfy { !$0.contains(secret) }, "\(urls)")
+            #expect(found["cookieVisibleToScripts"]?.string?.contains(secret) == false, "\(found)")
+            #expect(found["cookie"] == .array([.object(["name": .string("apns_mock_admin"), "httpOnly": .bool(true), "sameSite": .string("Strict")])]), "\(found)")
+        }
+    }
 }

@@ -12,9 +12,9 @@ info:
     The admin API of apns-mock (JSON over HTTP/1.1, port 8080 by default). The provider port (HTTP/2 + TLS)
     speaks Apple's provider API and is not described here.
 
-    When the mock runs with `--admin-token`, every route but `/healthz` and `/readyz` needs
-    `Authorization: Bearer <token>` (or `access_token=<token>` in the query, for browsers) and answers `401`
-    without it.
+    When the mock runs with `--admin-token`, every route but `/healthz`, `/readyz`, the inspector's page and
+    `/admin/login` needs `Authorization: Bearer <token>` (or the inspector's login cookie, or `access_token=<token>`
+    in the query, kept for older scripts) and answers `401` without it.
 
     Every query parameter is checked: an unknown name, a value that does not parse or a filter given twice is
     `400 {"error", "parameter"}`, so a typo never silently matches everything. Filters also accept the
@@ -26,6 +26,7 @@ servers:
 security:
   - {}
   - adminToken: []
+  - loginCookie: []
   - accessToken: []
 paths:
   /healthz:
@@ -608,6 +609,42 @@ paths:
         "400": { $ref: "#/components/responses/BadInput" }
         "401": { $ref: "#/components/responses/Unauthorized" }
         "404": { $ref: "#/components/responses/NotFound" }
+  /admin/login:
+    post:
+      operationId: login
+      summary: "The inspector's login: checks the admin token once and keeps it in a cookie (HttpOnly, SameSite=Strict), so no URL holds it."
+      security: [{}]
+      requestBody:
+        required: false
+        content:
+          application/x-www-form-urlencoded:
+            schema:
+              type: object
+              properties:
+                token: { type: string }
+          application/json:
+            schema:
+              type: object
+              properties:
+                token: { type: string }
+      responses:
+        "303":
+          description: Logged in (or no token is needed); back to the inspector, with the cookie set.
+        "400": { $ref: "#/components/responses/BadInput" }
+        "401":
+          description: Wrong admin token.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/Error" }
+        "413": { $ref: "#/components/responses/TooLarge" }
+  /admin/logout:
+    post:
+      operationId: logout
+      summary: Clears the inspector's login cookie.
+      security: [{}]
+      responses:
+        "303":
+          description: Logged out; back to the inspector.
   /admin/clock:
     get:
       operationId: getClock
@@ -743,7 +780,12 @@ components:
       type: apiKey
       in: query
       name: access_token
-      description: The admin token in the query (RFC 6750 §2.3), for pages and EventSource.
+      description: "The admin token in the query (RFC 6750 §2.3), kept for older scripts: a URL ends up in logs and history, so prefer the header; the inspector uses a login cookie."
+    loginCookie:
+      type: apiKey
+      in: cookie
+      name: apns_mock_admin
+      description: "Set by POST /admin/login (HttpOnly, SameSite=Strict): the inspector's session."
   parameters:
     token:
       name: token

@@ -22,6 +22,8 @@ package struct AdminContext: Sendable {
     let adminToken: String?
     /// This replica's part in a cluster sharing a PostgreSQL store, if it is one.
     let cluster: (any ClusterMember)?
+    /// The changes made through the admin API, logged and counted.
+    let audit: AdminAudit
     /// Who can reach the admin API.
     var access: AdminAccess { AdminAccess(host: adminHost, hasToken: adminToken != nil) }
     /// The admin API's listen address.
@@ -45,6 +47,8 @@ enum AdminRoutes {
         if let token = admin.adminToken {
             router.add(middleware: AdminTokenMiddleware(token: token))
         }
+        router.add(middleware: AdminAuditMiddleware(audit: admin.audit))
+        AdminSession.addRoutes(to: router, admin)
 
         router.get("/healthz") { _, _ -> Response in
             guard admin.providerIsListening() else {
@@ -79,8 +83,14 @@ enum AdminRoutes {
                     help: "Data points of the simulated devices' delivery logs since start, by state, push type and priority."
                 )
             }
+            let changes = admin.audit.changes.sorted { $0.key < $1.key }.map { kind, count in
+                (
+                    name: "admin_changes", unit: "total", labels: [("change", kind)], value: Double(count),
+                    help: "Calls that changed the mock through the admin API since start, by kind (scenario, reset, devices, clock, …)."
+                )
+            }
             let text = admin.metrics.render(
-                tracker: admin.tracker, recorder: admin.store.statistics(), sinks: admin.recorder.sinkStatistics(), extra: hits + deliveries
+                tracker: admin.tracker, recorder: admin.store.statistics(), sinks: admin.recorder.sinkStatistics(), extra: hits + deliveries + changes
             )
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"

@@ -1,8 +1,9 @@
 import Hummingbird
 
-/// `--admin-token`: admin routes answer 401 unless the request carries `Authorization: Bearer <token>`, or
-/// `access_token=<token>` in its query (RFC 6750 §2.3): a browser cannot add a header to a page it opens or to an
-/// `EventSource`, so the inspector passes it that way. Health checks stay open so orchestrators need no secret.
+/// `--admin-token`: admin routes answer 401 unless the request carries `Authorization: Bearer <token>`, the
+/// inspector's login cookie (see `AdminSession`), or `access_token=<token>` in its query (RFC 6750 §2.3; kept for
+/// scripts written for it, though a URL is a poor place for a secret). Health checks, the inspector's page and its
+/// login stay open, so orchestrators need no secret and a browser can log in.
 struct AdminTokenMiddleware<Context: RequestContext>: RouterMiddleware {
     let expected: [UInt8]
 
@@ -10,12 +11,18 @@ struct AdminTokenMiddleware<Context: RequestContext>: RouterMiddleware {
         self.expected = Array(("Bearer " + token).utf8)
     }
 
+    /// What answers without the token.
+    static var open: Set<String> { ["/healthz", "/readyz", "/", "/inspector", "/admin/login", "/admin/logout"] }
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
-        if path == "/healthz" || path == "/readyz" {
+        if Self.open.contains(path) {
             return try await next(request, context)
         }
         var given = Array((request.headers[.authorization] ?? "").utf8)
+        if given.isEmpty, let token = AdminSession.token(inCookies: request.headers[.cookie]) {
+            given = Array(("Bearer " + token).utf8)
+        }
         if given.isEmpty, let token = request.uri.queryParameters["access_token"] {
             given = Array(("Bearer " + String(token)).utf8)
         }

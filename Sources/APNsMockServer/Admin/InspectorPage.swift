@@ -2,7 +2,8 @@
 /// the binary at `GET /` and `/inspector`. It only draws what the admin API returns: the live feed
 /// (`/admin/notifications/stream`), the simulated devices (`/admin/devices`, their state, what each received and
 /// its delivery logs), the notification-center preview (`/admin/preview`, a page at a time), a look-up by ID with
-/// the push's delivery log, the scenario and the stats. With `--admin-token`, open it as `/?access_token=TOKEN`.
+/// the push's delivery log, the scenario and the stats. With `--admin-token`, it asks for the token once, in a login
+/// form, and the browser keeps it in an `HttpOnly`, `SameSite=Strict` cookie: no URL the page opens holds it.
 enum InspectorPage {
     static let html = #"""
 <!doctype html>
@@ -14,6 +15,7 @@ enum InspectorPage {
 <style>
   :root { font: 14px/1.4 -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: #1d1d1f; background: #f2f2f7; }
   body { margin: 0; }
+  [hidden] { display: none !important; }
   header { background: #1d1d1f; color: #fff; padding: 8px 16px; display: flex; gap: 24px; align-items: baseline; }
   header h1 { font-size: 16px; margin: 0; }
   #stats { font-size: 12px; opacity: .8; }
@@ -49,11 +51,17 @@ enum InspectorPage {
   #device-log .delivery.stored { color: #b26a00; } #device-log .delivery.discarded { color: #c62828; }
   #preview-page { font-size: 12px; color: #555; }
   #access-warning { background: #ffcc00; color: #1d1d1f; padding: 6px 16px; font-weight: 600; }
+  #login { margin: 32px auto; max-width: 640px; background: #fff; border-radius: 10px; padding: 16px; }
 </style>
 </head>
 <body>
 <header><h1>apns-mock inspector</h1><span id="stats">…</span><span id="feed-state" class="warn"></span></header>
 <div id="access-warning" hidden></div>
+<form id="login" method="post" action="/admin/login" hidden>
+  <h2>This mock asks for its admin token</h2>
+  <input type="password" name="token" id="login-token" placeholder="admin token" autocomplete="current-password" size="40">
+  <button type="submit">Log in</button> <span class="other">It is kept in a cookie for this page only, never in a URL.</span>
+</form>
 <main>
 <div>
   <section>
@@ -98,11 +106,9 @@ enum InspectorPage {
 </main>
 <script>
 "use strict";
-const accessToken = new URLSearchParams(location.search).get("access_token");
+// The admin token, when there is one, travels in the login cookie the browser sends by itself: never in a URL.
 function url(path, params) {
-  const query = new URLSearchParams(params || {});
-  if (accessToken) query.set("access_token", accessToken);
-  const text = query.toString();
+  const text = new URLSearchParams(params || {}).toString();
   return path + (text ? "?" + text : "");
 }
 async function getJSON(path, params) { const r = await fetch(url(path, params)); return { status: r.status, body: await r.json() }; }
@@ -318,7 +324,17 @@ async function refreshStats() {
 }
 // The device list is redrawn with the stats, except while one of its state menus is open.
 async function refresh() { refreshStats(); if (!(document.activeElement && document.activeElement.closest("#devices"))) loadDevices(); }
-startFeed(); renderPreview(); loadScenario(); refresh(); setInterval(refresh, 2000);
+// With an admin token and no login yet, the page shows the login form and nothing else.
+(async () => {
+  const probe = await fetch(url("/admin/stats"));
+  if (probe.status === 401) {
+    document.querySelector("main").hidden = true;
+    document.getElementById("login").hidden = false;
+    document.getElementById("login-token").focus();
+    return;
+  }
+  startFeed(); renderPreview(); loadScenario(); refresh(); setInterval(refresh, 2000);
+})();
 </script>
 </body>
 </html>

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Logs in to the inspector of a mock run with --admin-token in headless Chromium (selenium + Debian's
+chromium-driver): the login form, then the page with its live feed, and every URL the page requested (resources,
+the live feed) as the browser saw them; prints the findings as JSON.
+
+  inspector_login_check.py --admin-port A --admin-token T
+"""
+import argparse
+import json
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--admin-port", type=int, required=True)
+    parser.add_argument("--admin-token", required=True)
+    args = parser.parse_args()
+    options = Options()
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        options.add_argument(flag)
+    options.binary_location = "/usr/bin/chromium"
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    wait = WebDriverWait(driver, 15)
+    found = {}
+    try:
+        driver.get(f"http://127.0.0.1:{args.admin_port}/")
+        wait.until(lambda d: d.find_element(By.ID, "login").is_displayed())
+        found["loginShown"] = True
+        found["mainHidden"] = not driver.find_element(By.TAG_NAME, "main").is_displayed()
+        driver.find_element(By.ID, "login-token").send_keys("wrong")
+        driver.find_element(By.CSS_SELECTOR, "#login button").click()
+        wait.until(lambda d: "wrong admin token" in d.page_source)
+        found["wrongTokenRefused"] = True
+        driver.get(f"http://127.0.0.1:{args.admin_port}/")
+        wait.until(lambda d: d.find_element(By.ID, "login").is_displayed())
+        driver.find_element(By.ID, "login-token").send_keys(args.admin_token)
+        driver.find_element(By.CSS_SELECTOR, "#login button").click()
+        wait.until(lambda d: d.find_element(By.ID, "feed").get_attribute("data-live") == "true")
+        wait.until(lambda d: d.find_element(By.ID, "stats").text != "…")
+        found["stats"] = driver.find_element(By.ID, "stats").text
+        found["cookieVisibleToScripts"] = driver.execute_script("return document.cookie")
+        urls = set()
+        for entry in driver.get_log("performance"):
+            message = json.loads(entry["message"])["message"]
+            if message.get("method") == "Network.requestWillBeSent":
+                urls.add(message["params"]["request"]["url"])
+        found["urls"] = sorted(urls)
+        cookies = driver.get_cookies()
+        found["cookie"] = [{"name": c["name"], "httpOnly": c.get("httpOnly"), "sameSite": c.get("sameSite")} for c in cookies]
+    finally:
+        driver.quit()
+    print(json.dumps(found))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
