@@ -45,7 +45,9 @@ fi
 # The wait endpoint, not the list: behind the cluster profile's balancer the admin API may be another replica's,
 # which sees the push once PostgreSQL has told it (milliseconds later).
 echo "provider: GET $ADMIN_URL/admin/notifications/wait?token=$DEVICE_TOKEN"
-recorded=$(curl --silent --show-error --fail "$ADMIN_URL/admin/notifications/wait?token=$DEVICE_TOKEN&count=1&timeout=10s")
+# ADMIN_TOKEN: the mock's --admin-token, when it has one (the compose file gives it one).
+recorded=$(curl --silent --show-error --fail -H "Authorization: Bearer ${ADMIN_TOKEN:-}" \
+    "$ADMIN_URL/admin/notifications/wait?token=$DEVICE_TOKEN&count=1&timeout=10s")
 echo "$recorded"
 
 if [ "$status" != "200" ]; then

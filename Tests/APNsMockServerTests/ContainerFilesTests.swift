@@ -943,6 +943,11 @@ struct ContainerFilesTests {
             }
         }
 
+        // The admin API, published on the network, asks for a token; the example provider is given the same one.
+        let adminToken = mock["environment"]?["APNS_MOCK_ADMIN_TOKEN"]?.string
+        #expect(adminToken == "apns-mock-dev-token", "the documented default: \(String(describing: adminToken))")
+        #expect(provider["environment"]?["ADMIN_TOKEN"]?.string == adminToken)
+
         // The provider starts only once the mock is healthy, trusts the CA from ./Certs, runs the example.
         #expect(provider["depends_on"]?["apns-mock"]?["condition"]?.string == "service_healthy")
         let providerMounts = Self.mounts(provider)
