@@ -5,6 +5,8 @@ import Darwin
 #endif
 import APNsMock
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import Logging
 import ServiceLifecycle
 import NIOCore
@@ -296,7 +298,7 @@ package final class MockServer: Sendable {
             metadata: [
                 "provider": "https://\(configuration.host):\(server.providerPort)",
                 "channels": "https://\(configuration.host):\(server.channelsPort)",
-                "admin": "http://\(configuration.adminHost):\(adminPort)",
+                "admin": "\(configuration.adminTLS ? "https" : "http")://\(configuration.adminHost):\(adminPort)",
                 "environment": "\(configuration.environment.rawValue)",
                 "auth": "\(configuration.authMode.rawValue)",
                 "scenario": "\(configuration.scenarioFile.map { _ in scenario.current.scenario.name } ?? "none")",
@@ -321,9 +323,24 @@ package final class MockServer: Sendable {
         var adminLogger = logger
         // Hummingbird logs every request at info; admin polling would drown the provider's lines.
         adminLogger.logLevel = max(logger.logLevel, .notice)
+        var server = HTTPServerBuilder.http1(configuration: .init(idleTimeout: TimeAmount(configuration.adminReadTimeout)))
+        if configuration.adminTLS {
+            do {
+                server = try .tls(
+                    server,
+                    tlsConfiguration: ProviderTLS.makeAdminConfiguration(
+                        certificatePath: configuration.resolvedCertificatePath, privateKeyPath: configuration.resolvedPrivateKeyPath
+                    )
+                )
+            } catch {
+                throw StartupError.certificates(
+                    certificate: configuration.resolvedCertificatePath, key: configuration.resolvedPrivateKeyPath, underlying: "--admin-tls: \(error)"
+                )
+            }
+        }
         let application = Application(
             router: router,
-            server: .http1(configuration: .init(idleTimeout: TimeAmount(configuration.adminReadTimeout))),
+            server: server,
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.adminHost, port: configuration.adminPort),
                 serverName: nil

@@ -88,6 +88,7 @@ struct ServeCommand: AsyncParsableCommand {
     var lowPriorityInterval: String?
     @Option(name: .customLong("record-credentials"), help: ArgumentHelp(ConfigurationKey.recordCredentials.help)) var recordCredentials: String?
     @Option(help: ArgumentHelp(ConfigurationKey.retention.help)) var retention: String?
+    @Option(name: .customLong("admin-tls"), help: ArgumentHelp(ConfigurationKey.adminTLS.help)) var adminTLS: String?
 
     var flags: [ConfigurationKey: String] {
         let pairs: [(ConfigurationKey, String?)] = [
@@ -108,7 +109,7 @@ struct ServeCommand: AsyncParsableCommand {
             (.shutdownGracePeriod, shutdownGracePeriod), (.handshakeTimeout, handshakeTimeout), (.idleTimeout, idleTimeout),
             (.maxConnections, maxConnections), (.adminReadTimeout, adminReadTimeout), (.scenario, scenario),
             (.storedPerApp, storedPerApp), (.maxStorage, maxStorage), (.backgroundBudget, backgroundBudget),
-            (.lowPriorityInterval, lowPriorityInterval), (.recordCredentials, recordCredentials), (.retention, retention),
+            (.lowPriorityInterval, lowPriorityInterval), (.recordCredentials, recordCredentials), (.retention, retention), (.adminTLS, adminTLS),
         ]
         return Dictionary(uniqueKeysWithValues: pairs.compactMap { key, value in value.map { (key, $0) } })
     }

@@ -48,4 +48,20 @@ struct AdminAccessTests {
             }
         }
     }
+
+    /// `--admin-tls`: the admin API answers over TLS with the server certificate (trusted through the mock's CA),
+    /// and not in clear.
+    @Test(.timeLimit(.minutes(1)))
+    func theAdminAPIServesTLSWithTheServerCertificate() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-access-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (launched, ports) = try await RecordingPipelineTests.serve(["--admin-tls", "true"], in: folder)
+        defer { launched.cleanUp() }
+        #expect(launched.output.contains("admin=https://"), "\(launched.output)")
+        let secure = try await ExternalTool.run("curl", ["-s", "--cacert", TestPaths.caCertificate, "https://127.0.0.1:\(ports.admin)/readyz"])
+        #expect(secure.stdout == #"{"certificates":"loaded","status":"ready"}"#, "\(secure)")
+        let clear = try await ExternalTool.run("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5", "http://127.0.0.1:\(ports.admin)/readyz"])
+        #expect(clear.stdout != "200", "\(clear)")
+    }
 }

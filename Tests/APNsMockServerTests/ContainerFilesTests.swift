@@ -799,7 +799,7 @@ struct ContainerFilesTests {
             return Int(url[url.index(after: url.lastIndex(of: ":")!)...])
         }
         guard let provider = port(of: "provider", after: "https"), let channels = port(of: "channels", after: "https"),
-            let admin = port(of: "admin", after: "http")
+            let admin = port(of: "admin", after: "https?")
         else { return nil }
         return ["provider": provider, "channels": channels, "admin": admin]
     }

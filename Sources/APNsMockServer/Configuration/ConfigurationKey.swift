@@ -80,6 +80,7 @@ package enum ConfigurationKey: String, CaseIterable, Sendable {
     case lowPriorityInterval = "low-priority-interval"
     case recordCredentials = "record-credentials"
     case retention
+    case adminTLS = "admin-tls"
 
     /// `--port`
     package var flag: String { "--" + rawValue }
@@ -160,6 +161,8 @@ package enum ConfigurationKey: String, CaseIterable, Sendable {
             return "How long (seconds, or 30d) a push without apns-expiration stays stored for a simulated device. Default 30d."
         case .backgroundBudget:
             return "Background pushes a simulated device takes per 24 hours (the rest wait for the next window); none: no budget. Default none."
+        case .adminTLS:
+            return "true: serve the admin API over TLS (HTTP/1.1) with the server certificate, so its token and recordings are not sent in clear. Default false."
         case .retention:
             return "How long (seconds, or 7d) a recording is kept, in memory and in the store, besides --max-recorded; 0: as long as the count allows. Default 0."
         case .recordCredentials:
@@ -322,6 +325,7 @@ package enum ConfigurationKey: String, CaseIterable, Sendable {
         case .backgroundBudget:
             configuration.delivery.backgroundBudget = text.lowercased() == "none" ? nil : try integer(0...1_000_000, "a number of pushes, or none")
         case .recordCredentials: configuration.recordCredentials = try choice(RecordCredentials.self)
+        case .adminTLS: configuration.adminTLS = try boolean()
         case .retention:
             let kept = try duration(0...(3660 * 86_400))
             configuration.retention = kept == .zero ? nil : Int64(kept.components.seconds) * 1000 + kept.components.attoseconds / 1_000_000_000_000_000

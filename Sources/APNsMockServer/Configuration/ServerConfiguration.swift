@@ -55,6 +55,8 @@ package struct ServerConfiguration: Sendable, Equatable {
     package var delivery = DeliveryPolicy()
     /// What recordings keep of provider tokens (`--record-credentials`).
     package var recordCredentials = RecordCredentials.redacted
+    /// The admin API over TLS with the server certificate (`--admin-tls`).
+    package var adminTLS = false
     /// How long a recording is kept, in milliseconds (`--retention`); `nil`: as long as `maxRecorded` allows.
     package var retention: Int64?
     /// Payload warnings on every recording.

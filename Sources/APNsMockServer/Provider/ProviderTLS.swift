@@ -20,4 +20,15 @@ enum ProviderTLS {
         }
         return try NIOSSLContext(configuration: configuration)
     }
+
+    /// `--admin-tls`: the admin API over TLS with the server's own certificate (so a client trusting the mock's CA
+    /// trusts it), HTTP/1.1 only.
+    static func makeAdminConfiguration(certificatePath: String, privateKeyPath: String) throws -> TLSConfiguration {
+        let chain = try NIOSSLCertificate.fromPEMFile(certificatePath).map { NIOSSLCertificateSource.certificate($0) }
+        let key = try NIOSSLPrivateKey(file: privateKeyPath, format: .pem)
+        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+        configuration.minimumTLSVersion = .tlsv12
+        configuration.applicationProtocols = ["http/1.1"]
+        return configuration
+    }
 }
