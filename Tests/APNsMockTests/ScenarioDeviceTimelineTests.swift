@@ -101,4 +101,18 @@ struct ScenarioDeviceTimelineTests {
         let problem = try only(Self.header + "    timeline:\n      - offline: {at: +1m, for: 0s}\n")
         #expect(problem.message == "must be longer than 0s; leave it out to stay in the state")
     }
+
+    @Test func subscriptionsNameTheScenariosChannels() throws {
+        let yaml = Self.header + "    subscriptions: [scores]\nchannels:\n  - {name: scores, bundleId: com.example.app}\n"
+        let engine = try F.engine(yaml)
+        let channel = try #require(engine.scenario.channels.first)
+        #expect(engine.devices.device(token: F.tokenA)?.subscriptions == [channel.id])
+    }
+
+    @Test func aSubscriptionToAnUnknownChannelIsNamedWithItsLine() throws {
+        let problem = try only(Self.header + "    subscriptions: [score]\nchannels:\n  - {name: scores, bundleId: com.example.app}\n")
+        #expect(problem.line == 5)
+        #expect(problem.field == "devices[0].subscriptions")
+        #expect(problem.message == "no channel named 'score'; did you mean 'scores'?")
+    }
 }

@@ -85,6 +85,8 @@ public struct ScenarioDevice: Sendable, Equatable {
     public var state: DeviceState
     /// Changes of state, in time order: `- offline: {at: +10s, for: 2m}`.
     public var timeline: [ScenarioStateChange]
+    /// The ids of the scenario's channels its Live Activities subscribe to (`subscriptions:` names them).
+    public var subscriptions: [String] = []
 
     public init(
         name: String,
@@ -123,7 +125,7 @@ public struct ScenarioDevice: Sendable, Equatable {
                 current = entry.state
             }
         }
-        return Device(
+        var device = Device(
             name: name,
             token: token,
             topic: topic,
@@ -132,6 +134,8 @@ public struct ScenarioDevice: Sendable, Equatable {
             state: state,
             stateChanges: changes
         )
+        device.subscriptions = subscriptions
+        return device
     }
 }
 

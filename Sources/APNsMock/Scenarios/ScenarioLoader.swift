@@ -82,6 +82,8 @@ extension ScenarioParser {
         if let node = fields.value("channels") {
             scenario.channels = channels(node, scenarioName: scenario.name, defaultEnvironment: scenario.defaults.environment ?? .development)
         }
+        // A device's subscriptions name the scenario's channels, which may come after the devices in the file.
+        if let node = fields.value("devices") { resolveSubscriptions(node, devices: &scenario.devices, channels: scenario.channels) }
         if let node = fields.value("rules") { scenario.rules = rules(node, devices: scenario.devices, channels: scenario.channels) }
         return scenario
     }
@@ -205,7 +207,7 @@ extension ScenarioParser {
         var lineOfToken: [String: Int] = [:]
         for (index, item) in items.enumerated() {
             let path = Self.element("devices", index)
-            let keys = ["name", "token", "topic", "environment", "unregisteredAt", "state", "timeline"]
+            let keys = ["name", "token", "topic", "environment", "unregisteredAt", "state", "timeline", "subscriptions"]
             guard let fields = fields(item, path, allowed: keys) else { continue }
             let name = fields.required("name", &self).flatMap { string($0, fields.path("name")) }
             if let name, let node = fields.value("name") {
@@ -257,6 +259,36 @@ extension ScenarioParser {
             )
         }
         return devices
+    }
+
+    /// Turns each device's `subscriptions` (names of the scenario's channels) into channel ids.
+    private mutating func resolveSubscriptions(_ node: Node, devices: inout [ScenarioDevice], channels: [ScenarioChannel]) {
+        guard case .sequence(let items) = node else { return }
+        let names = channels.map(\.name)
+        var index = 0
+        for (position, item) in items.enumerated() {
+            guard case .mapping(let mapping) = item, index < devices.count else { continue }
+            let path = Self.element("devices", position)
+            // Devices that failed to parse were dropped: match by token.
+            let token = mapping["token"]?.string
+            guard let found = devices.firstIndex(where: { $0.token == token }) else { continue }
+            index = found + 1
+            guard let value = mapping["subscriptions"] else { continue }
+            guard let list = oneOrMany(value, Self.child(path, "subscriptions"), { parser, node, path in parser.string(node, path) }) else { continue }
+            var ids: [String] = []
+            for (offset, name) in list.enumerated() {
+                guard let channel = channels.first(where: { $0.name == name }) else {
+                    let at: Node = if case .sequence(let elements) = value, offset < elements.count { elements[offset] } else { value }
+                    report(
+                        at, Self.child(path, "subscriptions"),
+                        "no channel named '\(name)'; " + (names.isEmpty ? "declare it under channels" : Self.suggestion(for: name, among: names))
+                    )
+                    continue
+                }
+                ids.append(channel.id)
+            }
+            devices[found].subscriptions = ids
+        }
     }
 
     /// A device state's name.
