@@ -9,10 +9,8 @@ import argparse
 import json
 
 import httpx
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
+import chromium
 from selenium.common.exceptions import StaleElementReferenceException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -25,11 +23,7 @@ def main() -> int:
     parser.add_argument("--token", required=True)
     args = parser.parse_args()
 
-    options = Options()
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1100"):
-        options.add_argument(flag)
-    options.binary_location = "/usr/bin/chromium"
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver = chromium.start()
     wait = WebDriverWait(driver, 15)
     found = {}
     row = f'#devices tbody tr[data-token="{args.token}"]'

@@ -8,9 +8,7 @@ the live feed) as the browser saw them; prints the findings as JSON.
 import argparse
 import json
 
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
+import chromium
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -20,12 +18,7 @@ def main() -> int:
     parser.add_argument("--admin-port", type=int, required=True)
     parser.add_argument("--admin-token", required=True)
     args = parser.parse_args()
-    options = Options()
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-        options.add_argument(flag)
-    options.binary_location = "/usr/bin/chromium"
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver = chromium.start(performance_log=True)
     wait = WebDriverWait(driver, 15)
     found = {}
     try:
@@ -45,12 +38,7 @@ def main() -> int:
         wait.until(lambda d: d.find_element(By.ID, "stats").text != "…")
         found["stats"] = driver.find_element(By.ID, "stats").text
         found["cookieVisibleToScripts"] = driver.execute_script("return document.cookie")
-        urls = set()
-        for entry in driver.get_log("performance"):
-            message = json.loads(entry["message"])["message"]
-            if message.get("method") == "Network.requestWillBeSent":
-                urls.add(message["params"]["request"]["url"])
-        found["urls"] = sorted(urls)
+        found["urls"] = chromium.requested_urls(driver)
         cookies = driver.get_cookies()
         found["cookie"] = [{"name": c["name"], "httpOnly": c.get("httpOnly"), "sameSite": c.get("sameSite")} for c in cookies]
     finally:

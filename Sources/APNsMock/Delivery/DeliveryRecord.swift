@@ -56,6 +56,8 @@ public struct DeliveryRecord: Sendable, Equatable {
     public var state: DeliveryState { events.last?.state ?? .received }
     /// The recording's sequence number (`nil` for a log whose recording is unknown).
     public var sequence: UInt64? { recording?.sequence ?? savedSequence }
+    /// The IDs the Console's look-up finds it by: `apns-unique-id`, `apns-id`.
+    var ids: [String] { [uniqueID, apnsID].compactMap { $0 } }
     /// When it reached the device, if it did.
     public var deliveredAt: Int64? { events.last(where: { $0.state.isDelivery })?.at }
     /// When APNs accepted it, on the mock's clock.

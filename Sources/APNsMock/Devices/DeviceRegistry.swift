@@ -44,6 +44,11 @@ public final class DeviceRegistry: Sendable {
         var firedWaiters: Set<UInt64> = []
         /// Each channel's most recent message, for devices that subscribe later (storage policy 1 only).
         var keptMessages: [String: DeliveryRecord] = [:]
+
+        /// Makes a log findable by its IDs.
+        mutating func index(_ record: DeliveryRecord, under key: String) {
+            for id in record.ids { logIndex[id] = key }
+        }
     }
 
     /// The time the device model reads.
@@ -282,7 +287,7 @@ extension DeviceRegistry {
                 else { continue }
                 let activity = state.entries[key]!.simulation.accept(record)
                 state.entries[key]!.device.state = state.entries[key]!.simulation.state
-                for id in [record.uniqueID, record.apnsID].compactMap({ $0 }) { state.logIndex[id] = key }
+                state.index(record, under: key)
                 self.account(activity, key: key, in: &state)
             }
         }
@@ -300,7 +305,7 @@ extension DeviceRegistry {
             record.token = state.entries[key]!.device.token
             let activity = state.entries[key]!.simulation.accept(record)
             state.entries[key]!.device.state = state.entries[key]!.simulation.state
-            for id in [record.uniqueID, record.apnsID].compactMap({ $0 }) { state.logIndex[id] = key }
+            state.index(record, under: key)
             self.account(activity, key: key, in: &state)
         }
     }
@@ -321,7 +326,7 @@ extension DeviceRegistry {
             if var kept = state.keptMessages[channelID] {
                 kept.token = entry.device.token
                 activity = entry.simulation.acceptKept(kept, at: now)
-                for id in [kept.uniqueID, kept.apnsID].compactMap({ $0 }) { state.logIndex[id] = key }
+                state.index(kept, under: key)
             }
             entry.device.state = entry.simulation.state
             state.entries[key] = entry
@@ -469,7 +474,7 @@ extension DeviceRegistry {
         if !activity.events.isEmpty { changed() }
         for tally in activity.events { state.tallies[tally, default: 0] += 1 }
         for record in activity.evicted {
-            for id in [record.uniqueID, record.apnsID].compactMap({ $0 }) where state.logIndex[id] == key {
+            for id in record.ids where state.logIndex[id] == key {
                 state.logIndex.removeValue(forKey: id)
             }
         }
@@ -557,7 +562,7 @@ extension DeviceRegistry {
                 if state.entries[key] == nil { state.nextOrder += 1 }
                 state.entries[key] = Entry(device: saved.device, origin: saved.origin, topic: saved.device.topic.lowercased(), order: order, simulation: simulation)
                 for record in simulation.records {
-                    for id in [record.uniqueID, record.apnsID].compactMap({ $0 }) { state.logIndex[id] = key }
+                    state.index(record, under: key)
                 }
             }
             for (channelID, message) in snapshot.keptMessages ?? [:] {
