@@ -324,7 +324,9 @@ struct ScenarioFaultTests {
                         ])
                     }
                     #expect(curl.exitCode != 0 && curl.stdout == "000", "\(curl)")
-                    _ = try await poll(timeout: .seconds(10), "connections to be accepted again") { () -> Bool? in
+                    // The window, which grows with each attempt (32 s by the sixth), and then some: a fixed 10 s failed
+                    // the fifth attempt by design, before its 16 s window had ended.
+                    _ = try await poll(timeout: .milliseconds(second) + .seconds(10), "connections to be accepted again") { () -> Bool? in
                         await ConnectionProbe.probe(server).isWorking ? true : nil
                     }
                     #expect(clock.elapsed >= clock.second, "accepted before the outage ended")
@@ -358,7 +360,7 @@ struct ScenarioFaultTests {
                     return
                 }
                 #expect(goAway.errorCode == 11 && goAway.lastStreamID == 0 && goAway.debugData == "come back later", "\(goAway)")
-                _ = try await poll(timeout: .seconds(10), "connections to be served again") { () -> Bool? in
+                _ = try await poll(timeout: .milliseconds(second) + .seconds(10), "connections to be served again") { () -> Bool? in
                     await ConnectionProbe.probe(server).isWorking ? true : nil
                 }
                 #expect(clock.elapsed >= clock.second)
