@@ -151,14 +151,7 @@ extension MockAPNs {
     }
 
     public func delivery(id: String) async throws -> MockDelivery? {
-        let devices = server.scenario.devices
-        if let record = devices.delivery(id: id) { return try Self.decode(record.jsonObject()) }
-        guard let recording = server.store.notification(apnsID: id) ?? server.store.notification(uniqueID: id),
-            let record = DeliveryRecord(implied: recording, offset: devices.clock.offsetMilliseconds)
-        else { return nil }
-        var object = record.jsonObject()
-        object["simulated"] = false
-        return try Self.decode(object)
+        try server.admin.deliveryObject(id: id).map { try Self.decode($0) }
     }
 
     public func waitForDelivery(to token: String, count: Int, timeout: Duration) async throws -> [MockDelivery] {

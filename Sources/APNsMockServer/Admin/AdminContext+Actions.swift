@@ -17,6 +17,20 @@ extension AdminContext {
         MemoryRelease.returnFreedMemoryToTheSystem()
     }
 
+    /// `GET /admin/delivery`'s object: a simulated device's log of the push with this `apns-unique-id` or
+    /// `apns-id`, or, for a token no one simulates (an online device), the log its recording implies
+    /// (`"simulated": false`); `nil` when no accepted push has the ID.
+    package func deliveryObject(id: String) -> [String: Any]? {
+        let devices = scenario.devices
+        if let record = devices.delivery(id: id) { return record.jsonObject() }
+        guard let recording = store.notification(apnsID: id) ?? store.notification(uniqueID: id),
+            let record = DeliveryRecord(implied: recording, offset: devices.clock.offsetMilliseconds)
+        else { return nil }
+        var object = record.jsonObject()
+        object["simulated"] = false
+        return object
+    }
+
     /// `GET /admin/stats`'s object.
     package func statisticsObject() -> [String: Any] {
         let statistics = store.statistics()

@@ -72,23 +72,13 @@ extension AdminRoutes {
 
         router.get("/admin/devices/:token/received/wait") { request, context -> Response in
             let token = pathParameter(context, "token")
-            var count = 1
-            var timeout = defaultWait
-            for (name, value) in parameters(of: request) {
-                switch name {
-                case "count":
-                    guard let number = Int(value), number >= 1 else {
-                        return badInput(AdminInputError(parameter: name, message: "'\(value)' is not a whole number of at least 1"))
-                    }
-                    count = number
-                case "timeout":
-                    guard let duration = AdminTime.duration(value), duration <= maximumWait else {
-                        return badInput(AdminInputError(parameter: name, message: "'\(value)' is not a duration such as 5s, 500ms or 2m (at most 10m)"))
-                    }
-                    timeout = duration
-                default:
-                    return badInput(AdminInputError(parameter: name, message: "unknown parameter; expected count or timeout"))
+            var (count, timeout) = (1, defaultWait)
+            do throws(AdminInputError) {
+                for (name, value) in parameters(of: request) where try !waitOption(name, value, count: &count, timeout: &timeout) {
+                    throw AdminInputError(parameter: name, message: "unknown parameter; expected count or timeout")
                 }
+            } catch {
+                return badInput(error)
             }
             guard devices.device(token: token) != nil else { return noDevice(token) }
             let satisfied = await devices.waitForDeliveries(token: token, count: count, timeout: timeout)
@@ -129,15 +119,7 @@ extension AdminRoutes {
             guard let id, !id.isEmpty else {
                 return badInput(AdminInputError(parameter: "apns-unique-id", message: "give the apns-unique-id (or apns-id) of the push to look up"))
             }
-            if let record = devices.delivery(id: id) { return json(record.jsonObject()) }
-            // A push to a token no one simulates went to an online device: its log is the recording's.
-            if let recording = admin.store.notification(apnsID: id) ?? admin.store.notification(uniqueID: id),
-                let record = DeliveryRecord(implied: recording, offset: devices.clock.offsetMilliseconds)
-            {
-                var object = record.jsonObject()
-                object["simulated"] = false
-                return json(object)
-            }
+            if let object = admin.deliveryObject(id: id) { return json(object) }
             return json(["error": "no push with apns-unique-id or apns-id \(id) was accepted (or its log is no longer kept)"], status: .notFound)
         }
 

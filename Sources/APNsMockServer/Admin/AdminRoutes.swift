@@ -374,30 +374,30 @@ enum AdminRoutes {
     static func waitParameters(_ parameters: [(String, String)]) throws(AdminInputError) -> (NotificationQuery, Int, Duration) {
         var query = try NotificationQuery(parameters: parameters, extraAllowed: ["count", "timeout"])
         try query.refuseDeliveryFilter(in: "a wait")
-        var count = 1
-        var timeout = defaultWait
-        for (name, value) in parameters {
-            switch name {
-            case "count":
-                guard let number = Int(value), number >= 1 else {
-                    throw AdminInputError(parameter: name, message: "'\(value)' is not a whole number of at least 1")
-                }
-                count = number
-            case "timeout":
-                guard let duration = AdminTime.duration(value), duration <= maximumWait else {
-                    throw AdminInputError(
-                        parameter: name,
-                        message: "'\(value)' is not a duration such as 5s, 500ms or 2m (at most 10m)"
-                    )
-                }
-                timeout = duration
-            default:
-                break
-            }
-        }
+        var (count, timeout) = (1, defaultWait)
+        for (name, value) in parameters { _ = try waitOption(name, value, count: &count, timeout: &timeout) }
         // Exactly the first `count` matches, unless a limit says otherwise.
         if query.limit == nil { query.limit = count }
         return (query, count, timeout)
+    }
+
+    /// A wait's `count` (at least 1) or `timeout` (a duration, at most 10m); `false` for another parameter.
+    static func waitOption(_ name: String, _ value: String, count: inout Int, timeout: inout Duration) throws(AdminInputError) -> Bool {
+        switch name {
+        case "count":
+            guard let number = Int(value), number >= 1 else {
+                throw AdminInputError(parameter: name, message: "'\(value)' is not a whole number of at least 1")
+            }
+            count = number
+        case "timeout":
+            guard let duration = AdminTime.duration(value), duration <= maximumWait else {
+                throw AdminInputError(parameter: name, message: "'\(value)' is not a duration such as 5s, 500ms or 2m (at most 10m)")
+            }
+            timeout = duration
+        default:
+            return false
+        }
+        return true
     }
 
     /// A path parameter, percent-decoded: a channel id is base64 and may hold `/`, which a client must encode.
