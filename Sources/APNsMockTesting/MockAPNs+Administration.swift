@@ -174,11 +174,10 @@ extension MockAPNs {
     public func advanceClock(by duration: Duration) async throws -> MockClockState {
         let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
         do throws(ClockChangeRefused) {
-            try server.scenario.clock.advance(by: milliseconds)
+            try server.scenario.devices.advanceClock(by: milliseconds)
         } catch {
             throw AdminRequestFailed(request: "advanceClock", status: 400, message: error.message, parameter: "advance")
         }
-        server.scenario.devices.settle()
         return try await clockState()
     }
 

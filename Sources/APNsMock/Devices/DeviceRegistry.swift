@@ -351,6 +351,18 @@ extension DeviceRegistry {
         return device
     }
 
+    /// Moves the mock's clock forward by `milliseconds` and brings every device to its new time.
+    public func advanceClock(by milliseconds: Int64) throws(ClockChangeRefused) {
+        try clock.advance(by: milliseconds)
+        settle()
+    }
+
+    /// Moves the mock's clock forward to `time` and brings every device to it.
+    public func advanceClock(to time: Int64) throws(ClockChangeRefused) {
+        try clock.advance(to: time)
+        settle()
+    }
+
     /// Brings every device to the clock's time (after the clock moved): what was due is delivered or discarded.
     public func settle() {
         let now = clock.now()

@@ -130,11 +130,10 @@ extension AdminRoutes {
         router.post("/admin/clock") { request, _ -> Response in
             let body = try await request.body.collect(upTo: 64 * 1024)
             do throws(AdminInputError) {
-                try ClockChange(json: Array(body.readableBytesView)).apply(to: devices.clock)
+                try ClockChange(json: Array(body.readableBytesView)).apply(to: devices)
             } catch {
                 return badInput(error)
             }
-            devices.settle()
             return json(devices.clock.jsonObject())
         }
     }

@@ -3,7 +3,7 @@ import Foundation
 
 /// A `POST /admin/clock` body: `{"advance": "31d"}` (a duration, as scenario files write it, or milliseconds), or
 /// `{"to": "2027-01-01T00:00:00Z"}` (a time: milliseconds, ISO 8601, or relative such as `+2h`); the clock only
-/// moves forward.
+/// moves forward, and the devices with it.
 struct ClockChange {
     enum Change {
         case advance(Int64)
@@ -49,20 +49,20 @@ struct ClockChange {
         }
     }
 
-    func apply(to clock: MockClock) throws(AdminInputError) {
+    func apply(to devices: DeviceRegistry) throws(AdminInputError) {
         switch change {
         case .advance(let milliseconds):
             do throws(ClockChangeRefused) {
-                try clock.advance(by: milliseconds)
+                try devices.advanceClock(by: milliseconds)
             } catch {
                 throw AdminInputError(parameter: "advance", message: error.message)
             }
         case .to(let text):
-            guard let time = ScenarioTimeSyntax.parseTime(text, relativeTo: clock.now()) else {
+            guard let time = ScenarioTimeSyntax.parseTime(text, relativeTo: devices.clock.now()) else {
                 throw AdminInputError(parameter: "to", message: "'\(text)' is not a time: milliseconds since the epoch, an ISO 8601 date, or +2h")
             }
             do throws(ClockChangeRefused) {
-                try clock.advance(to: time)
+                try devices.advanceClock(to: time)
             } catch {
                 throw AdminInputError(parameter: "to", message: error.message)
             }
