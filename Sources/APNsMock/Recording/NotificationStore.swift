@@ -257,12 +257,7 @@ public final class NotificationStore: Sendable {
             state.statistics.count(warnings: ended, times: count)
         }
         if state.records.count >= capacity, let evicted = state.records.popFirst() {
-            state.statistics.evicted += 1
-            if !state.waiters.isEmpty {
-                for id in state.waiters.keys where state.waiters[id]!.query.matches(evicted) {
-                    state.waiters[id]!.matched -= 1
-                }
-            }
+            Self.evicted(evicted, from: &state)
         }
         if let retention, let last = expire(before: recording.receivedAt &- retention, in: &state) { expiredUpTo = last }
         if !state.waiters.isEmpty {
@@ -336,16 +331,22 @@ public final class NotificationStore: Sendable {
         }
     }
 
+    /// Counts a recording the store let go (for room or for its age); waiters no longer count it among their matches.
+    private static func evicted(_ recording: borrowing RecordedNotification, from state: inout State) {
+        state.statistics.evicted += 1
+        guard !state.waiters.isEmpty else { return }
+        for id in state.waiters.keys where state.waiters[id]!.query.matches(recording) {
+            state.waiters[id]!.matched -= 1
+        }
+    }
+
     /// Drops the recordings received before `cutoff`, oldest first; returns the newest sequence dropped. With the
     /// lock held.
     private func expire(before cutoff: Int64, in state: inout State) -> UInt64? {
         var last: UInt64?
         while let first = state.records.indices.first, state.records[first].receivedAt < cutoff, let expired = state.records.popFirst() {
-            state.statistics.evicted += 1
+            Self.evicted(expired, from: &state)
             state.statistics.expired += 1
-            if !state.waiters.isEmpty {
-                for id in state.waiters.keys where state.waiters[id]!.query.matches(expired) { state.waiters[id]!.matched -= 1 }
-            }
             last = expired.sequence
         }
         if last != nil { state.statistics.stored = state.records.count }
