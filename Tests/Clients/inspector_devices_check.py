@@ -28,8 +28,15 @@ def main() -> int:
     found = {}
     row = f'#devices tbody tr[data-token="{args.token}"]'
 
+    # Read in one script call: the page redraws its preview and logs as pushes come, and an element found in one
+    # call may be gone by the next.
+    def read(selector, what="textContent"):
+        return driver.execute_script(
+            "return [...document.querySelectorAll(arguments[0])].map(e => arguments[1] === 'state' ? e.dataset.state : e.textContent)",
+            selector, what)
+
     def states():
-        return [d.get_attribute("data-state") for d in driver.find_elements(By.CSS_SELECTOR, "#device-log .delivery")]
+        return read("#device-log .delivery", "state")
 
     def choose(state):
         # The table is redrawn when a device changes: a menu found just before may be gone; find it again.
@@ -64,12 +71,12 @@ def main() -> int:
         found["pushStatus"] = answer.status_code
         apns_id = answer.headers.get("apns-id")
         wait.until(lambda d: "storedOffline" in states())
-        found["cardsWhileOffline"] = len(driver.find_elements(By.CSS_SELECTOR, "#preview .card"))
+        found["cardsWhileOffline"] = len(read("#preview .card"))
         choose("online")
         wait.until(lambda d: "deliveredFromStorage" in states())
-        found["logs"] = [d.text for d in driver.find_elements(By.CSS_SELECTOR, "#device-log .delivery")]
-        found["threads"] = [t.text for t in driver.find_elements(By.CSS_SELECTOR, "#preview .thread")]
-        found["bodies"] = [b.text for b in driver.find_elements(By.CSS_SELECTOR, "#preview .card .body")]
+        found["logs"] = read("#device-log .delivery")
+        found["threads"] = read("#preview .thread")
+        found["bodies"] = read("#preview .card .body")
         rows = driver.find_elements(By.CSS_SELECTOR, "#feed tbody tr")
         rows[0].click()
         wait.until(lambda d: "Delivery:" in d.find_element(By.ID, "detail").text)
