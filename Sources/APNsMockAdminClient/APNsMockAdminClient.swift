@@ -15,20 +15,28 @@ public struct APNsMockAdminClient: APNsMockAdministration {
     public let baseURL: String
     /// Sent as `Authorization: Bearer …` when the mock runs with `--admin-token`.
     public let adminToken: String?
+    /// The tenant every call acts for (`--tenants`), sent as the `APNs-Mock-Tenant` header; `nil`: the token's own
+    /// tenant, or every tenant with an unscoped token.
+    public let tenant: String?
     private let httpClient: HTTPClient
     /// How long one request may take beyond what it waits for on purpose.
     private let requestTimeout: Duration
 
     /// - Parameters:
     ///   - baseURL: `http://host:port` of the admin API (`--admin-port`, 8080 by default).
-    ///   - adminToken: the mock's `--admin-token`, when it has one.
+    ///   - adminToken: the mock's `--admin-token`, when it has one (an unscoped one, or a tenant's).
+    ///   - tenant: the tenant to act for, when the mock runs with `--tenants` and the token is unscoped.
     ///   - httpClient: the client to send with (AsyncHTTPClient's shared one unless given).
     ///   - requestTimeout: how long one request may take beyond what it waits for on purpose (a `wait`'s timeout).
-    public init(baseURL: String, adminToken: String? = nil, httpClient: HTTPClient = .shared, requestTimeout: Duration = .seconds(30)) {
+    public init(
+        baseURL: String, adminToken: String? = nil, tenant: String? = nil, httpClient: HTTPClient = .shared,
+        requestTimeout: Duration = .seconds(30)
+    ) {
         var trimmed = baseURL
         while trimmed.hasSuffix("/") { trimmed.removeLast() }
         self.baseURL = trimmed
         self.adminToken = adminToken
+        self.tenant = tenant
         self.httpClient = httpClient
         self.requestTimeout = requestTimeout
     }
@@ -255,6 +263,7 @@ public struct APNsMockAdminClient: APNsMockAdministration {
         var request = HTTPClientRequest(url: url)
         request.method = method
         if let adminToken { request.headers.add(name: "Authorization", value: "Bearer " + adminToken) }
+        if let tenant { request.headers.add(name: "APNs-Mock-Tenant", value: tenant) }
         if let body {
             request.headers.add(name: "Content-Type", value: contentType)
             request.body = .bytes(ByteBuffer(bytes: body))

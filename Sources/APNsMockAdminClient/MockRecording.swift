@@ -72,6 +72,8 @@ public struct MockRecording: Sendable, Hashable, Decodable, CustomStringConverti
     public var streamId: Int
     /// `push`, or the broadcast API's `broadcast`, `channel-create`, `channel-read`, `channel-delete`, `channel-list`.
     public var kind: String
+    /// The tenant it was recorded for, when the mock runs with `--tenants`.
+    public var tenant: String?
     /// Broadcast API: the app the request was for.
     public var bundleId: String?
     /// Broadcast API: the channel.

@@ -175,9 +175,10 @@ package final class MockServer: Sendable {
         }
         let liveFeed = LiveFeed()
         sinks.append(liveFeed)
+        let tenants = Self.makeTenants(configuration: configuration, primary: scenario)
         let recorder = Recorder(
             capacity: configuration.maxRecorded, sinks: sinks, backPressure: backPressure, devices: scenario.devices,
-            credentials: configuration.recordCredentials, retention: configuration.retention
+            credentials: configuration.recordCredentials, retention: configuration.retention, tenants: tenants
         )
         if !restored.isEmpty {
             recorder.store.restore(restored)
@@ -226,7 +227,8 @@ package final class MockServer: Sendable {
             maxConcurrentStreams: configuration.http2.maxConcurrentStreams,
             scenario: scenario,
             broadcastValidator: BroadcastValidator(policy: configuration.broadcast.policy),
-            lint: configuration.lint
+            lint: configuration.lint,
+            tenants: tenants
         )
         let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads)
         started.started { try? await group.shutdownGracefully() }
@@ -268,10 +270,11 @@ package final class MockServer: Sendable {
             liveFeed: liveFeed,
             environment: configuration.environment,
             providerIsListening: { provider.channel.isActive && channelManagement.channel.isActive },
-            adminToken: configuration.adminToken,
+            adminTokens: configuration.adminTokens,
             cluster: cluster,
-            audit: AdminAudit(logger: logger, tokenRequired: configuration.adminToken != nil),
-            adminHost: configuration.adminHost
+            audit: AdminAudit(logger: logger),
+            adminHost: configuration.adminHost,
+            tenants: tenants
         )
         let router = AdminRoutes.makeRouter(admin)
         let (adminPort, adminTask, adminServices) = try await startAdmin(configuration: configuration, router: router.router, logger: logger)
@@ -308,15 +311,29 @@ package final class MockServer: Sendable {
                 "cores": "\(UsableCores.count)",
                 // What recordings keep of provider tokens: said at every start, so `full` is never a surprise.
                 "credentials": "\(configuration.recordCredentials.rawValue)",
+                "tenants": "\(configuration.tenants.rawValue)",
             ]
         )
         if let warning = admin.access.warning { logger.warning("\(warning)") }
         return server
     }
 
+    /// `--tenants`: each tenant's scenario made as the primary one was, with the start scenario in force.
+    private static func makeTenants(configuration: ServerConfiguration, primary: ActiveScenario) -> TenantDirectory? {
+        guard configuration.tenants != .off else { return nil }
+        return TenantDirectory(
+            mode: configuration.tenants,
+            primary: primary,
+            startScenario: configuration.scenarioFile == nil ? nil : primary.current.scenario,
+            makeScenario: {
+                ActiveScenario(channels: ChannelRegistry(limitPerApp: configuration.broadcast.maxChannelsPerApp), delivery: configuration.delivery)
+            }
+        )
+    }
+
     private static func startAdmin(
         configuration: ServerConfiguration,
-        router: Router<BasicRequestContext>,
+        router: Router<AdminRequestContext>,
         logger: Logger
     ) async throws -> (Int, Task<Void, any Error>, ServiceGroup) {
         let (portStream, portContinuation) = AsyncStream.makeStream(of: Int.self)

@@ -210,6 +210,20 @@ final class SQLiteRecordStore: RecordBatchWriter {
         }
     }
 
+    func clear(tenant: String, upTo sequence: UInt64) -> String? {
+        do {
+            try database.write { db in
+                try db.execute(
+                    sql: "DELETE FROM recordings WHERE sequence <= ? AND json_extract(extras, '$.tenant') = ?",
+                    arguments: [Int64(clamping: sequence), tenant]
+                )
+            }
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
     func close() -> String? {
         do {
             try database.close()

@@ -41,6 +41,8 @@ struct CertsCommand: ParsableCommand {
         @Option(help: "development, production, or both.") var environment: String = "development"
         @Option(help: "Folder to write into (created if missing).") var out: String = "."
         @Option(help: "File name stem. Default client-<bundle id>-<environment>.") var name: String?
+        @Option(name: .customLong("team-id"), help: "The team (the subject's OU), which --tenants by-team reads. Default TEAM000001.")
+        var teamID: String = ClientCertificateProfile.defaultTeamID
         @Option(name: .customLong("certs-dir"), help: "Where the CA (ca.pem, ca-key.pem) is. Default $APNS_MOCK_CERTS_DIR, else Certs.")
         var certsDir: String = ProcessInfo.processInfo.environment["APNS_MOCK_CERTS_DIR"] ?? "Certs"
 
@@ -61,7 +63,7 @@ struct CertsCommand: ParsableCommand {
                     certificateFile: certsDir + "/" + DevelopmentCertificateSet.FileName.caCertificate,
                     privateKeyFile: certsDir + "/" + DevelopmentCertificateSet.FileName.caPrivateKey
                 )
-                for path in try authority.writeClientCertificate(topics: topics, environment: environments, to: out, name: name) {
+                for path in try authority.writeClientCertificate(topics: topics, environment: environments, to: out, name: name, teamID: teamID) {
                     print(path)
                 }
             } catch {

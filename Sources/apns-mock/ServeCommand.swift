@@ -73,7 +73,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("store"), help: ArgumentHelp(ConfigurationKey.store.help)) var store: String?
     @Option(name: .customLong("replica"), help: ArgumentHelp(ConfigurationKey.replica.help)) var replica: String?
     @Option(name: .customLong("log-format"), help: ArgumentHelp(ConfigurationKey.logFormat.help)) var logFormat: String?
-    @Option(name: .customLong("admin-token"), help: ArgumentHelp(ConfigurationKey.adminToken.help)) var adminToken: String?
+    @Option(name: .customLong("admin-token"), help: ArgumentHelp(ConfigurationKey.adminToken.help)) var adminToken: [String] = []
     @Option(name: .customLong("shutdown-grace-period"), help: ArgumentHelp(ConfigurationKey.shutdownGracePeriod.help))
     var shutdownGracePeriod: String?
     @Option(name: .customLong("handshake-timeout"), help: ArgumentHelp(ConfigurationKey.handshakeTimeout.help)) var handshakeTimeout: String?
@@ -89,6 +89,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("record-credentials"), help: ArgumentHelp(ConfigurationKey.recordCredentials.help)) var recordCredentials: String?
     @Option(help: ArgumentHelp(ConfigurationKey.retention.help)) var retention: String?
     @Option(name: .customLong("admin-tls"), help: ArgumentHelp(ConfigurationKey.adminTLS.help)) var adminTLS: String?
+    @Option(help: ArgumentHelp(ConfigurationKey.tenants.help)) var tenants: String?
 
     var flags: [ConfigurationKey: String] {
         let pairs: [(ConfigurationKey, String?)] = [
@@ -105,11 +106,11 @@ struct ServeCommand: AsyncParsableCommand {
             (.tokenClockSkew, tokenClockSkew), (.environmentKeyReason, environmentKeyReason),
             (.expiredTokenPoisonsConnection, expiredTokenPoisonsConnection), (.maxChannels, maxChannels),
             (.channelPolicyReason, channelPolicyReason), (.broadcastExpirationRequired, broadcastExpirationRequired), (.lint, lint), (.config, config),
-            (.recordFile, recordFile), (.store, store), (.replica, replica), (.logFormat, logFormat), (.adminToken, adminToken),
+            (.recordFile, recordFile), (.store, store), (.replica, replica), (.logFormat, logFormat), (.adminToken, adminToken.isEmpty ? nil : adminToken.joined(separator: ";")),
             (.shutdownGracePeriod, shutdownGracePeriod), (.handshakeTimeout, handshakeTimeout), (.idleTimeout, idleTimeout),
             (.maxConnections, maxConnections), (.adminReadTimeout, adminReadTimeout), (.scenario, scenario),
             (.storedPerApp, storedPerApp), (.maxStorage, maxStorage), (.backgroundBudget, backgroundBudget),
-            (.lowPriorityInterval, lowPriorityInterval), (.recordCredentials, recordCredentials), (.retention, retention), (.adminTLS, adminTLS),
+            (.lowPriorityInterval, lowPriorityInterval), (.recordCredentials, recordCredentials), (.retention, retention), (.adminTLS, adminTLS), (.tenants, tenants),
         ]
         return Dictionary(uniqueKeysWithValues: pairs.compactMap { key, value in value.map { (key, $0) } })
     }

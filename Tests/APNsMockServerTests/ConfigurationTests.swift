@@ -160,7 +160,7 @@ struct ConfigurationTests {
             .maxConnections: "APNS_MOCK_MAX_CONNECTIONS", .adminReadTimeout: "APNS_MOCK_ADMIN_READ_TIMEOUT",
             .scenario: "APNS_MOCK_SCENARIO", .storedPerApp: "APNS_MOCK_STORED_PER_APP", .maxStorage: "APNS_MOCK_MAX_STORAGE",
             .backgroundBudget: "APNS_MOCK_BACKGROUND_BUDGET", .lowPriorityInterval: "APNS_MOCK_LOW_PRIORITY_INTERVAL",
-            .recordCredentials: "APNS_MOCK_RECORD_CREDENTIALS", .retention: "APNS_MOCK_RETENTION", .adminTLS: "APNS_MOCK_ADMIN_TLS",
+            .recordCredentials: "APNS_MOCK_RECORD_CREDENTIALS", .retention: "APNS_MOCK_RETENTION", .adminTLS: "APNS_MOCK_ADMIN_TLS", .tenants: "APNS_MOCK_TENANTS",
         ]
         #expect(Set(expected.keys) == Set(ConfigurationKey.allCases))
         for key in ConfigurationKey.allCases {

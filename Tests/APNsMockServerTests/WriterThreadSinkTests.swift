@@ -22,6 +22,7 @@ struct WriterThreadSinkTests {
         }
 
         func clear(upTo sequence: UInt64) -> String? { nil }
+        func clear(tenant: String, upTo sequence: UInt64) -> String? { nil }
 
         func close() -> String? {
             closed.withLock { $0 = true }

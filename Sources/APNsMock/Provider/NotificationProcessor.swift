@@ -43,6 +43,9 @@ public final class NotificationProcessor: Sendable {
     public let broadcastValidator: BroadcastValidator
     /// Payload warnings on every recording (`--lint`); they never change an answer.
     public let lint: Bool
+    /// The tenants (`--tenants`), each deciding with its own scenario, devices and channels; `nil` when off, and
+    /// `scenario` decides for everyone.
+    public let tenants: TenantDirectory?
     private let now: @Sendable () -> Int64
 
     /// - Parameter now: the wall clock in milliseconds since the epoch (injectable for tests).
@@ -54,8 +57,10 @@ public final class NotificationProcessor: Sendable {
         scenario: ActiveScenario? = nil,
         broadcastValidator: BroadcastValidator = BroadcastValidator(),
         lint: Bool = true,
+        tenants: TenantDirectory? = nil,
         now: @escaping @Sendable () -> Int64 = WallClock.milliseconds
     ) {
+        self.tenants = tenants.flatMap { $0.mode == .off ? nil : $0 }
         self.broadcastValidator = broadcastValidator
         self.lint = lint
         self.validator = validator
@@ -100,6 +105,19 @@ public final class NotificationProcessor: Sendable {
         return process(request, streamID: streamID, connection: connection, state: &state, ids: &ids)
     }
 
+    /// The outcome of a request that ended before it was decided, with its tenant when there are tenants.
+    public func abandonedOutcome(
+        _ request: borrowing APNsRequest, at receivedAt: Int64, because reason: String, state: ProviderConnectionState?
+    ) -> RecordingOutcome {
+        guard let tenants else { return .abandoned(at: receivedAt, because: reason) }
+        let tenant = tenants.keptName(of: tenants.resolver.tenant(of: copy request, certificate: state?.auth.certificate))
+        return RecordingOutcome(
+            receivedAt: receivedAt,
+            response: nil,
+            extras: RecordExtras(abandonedBecause: reason, authentication: nil, scenarioRule: nil, faults: [], tenant: tenant)
+        )
+    }
+
     /// The processor's clock: milliseconds since the epoch (the injected clock in tests).
     public func currentMilliseconds() -> Int64 { now() }
 
@@ -114,13 +132,37 @@ public final class NotificationProcessor: Sendable {
         ids: inout APNsIDGenerator,
         receivedAt: Int64? = nil
     ) -> ProviderDecision {
-        if state.engine?.generation != scenario.generation { state.engine = scenario.current }
+        if let tenants {
+            let active = tenantScenario(of: request, tenants: tenants, state: &state)
+            if state.engine?.generation != active.generation { state.engine = active.current }
+        } else if state.engine?.generation != scenario.generation {
+            state.engine = scenario.current
+        }
         // The engine is borrowed, not retained, for the request: the connection's state holds it until this
         // returns (`decide` never replaces it), and retaining an engine every event loop shares moved its
         // reference count's cache line between their cores for every request.
         return Unmanaged.passUnretained(state.engine!)._withUnsafeGuaranteedRef { engine in
             decide(request, streamID: streamID, connection: connection, engine: engine, state: &state, ids: &ids, receivedAt: receivedAt ?? now())
         }
+    }
+
+    /// The scenario of the request's tenant, remembered with what it was read from: the connection's next request
+    /// with the same token, topic or host is the same tenant's without looking again. A connection moving to another
+    /// tenant takes that tenant's engine and connection rules afresh.
+    private func tenantScenario(of request: APNsRequest, tenants: TenantDirectory, state: inout ProviderConnectionState) -> ActiveScenario {
+        let certificate = state.auth.certificate
+        let key = tenants.resolver.key(request, headers: APNsHeaders(request, knownAuthorization: state.auth.currentAuthorization), certificate: certificate)
+        if let memo = state.tenant, memo.key == key { return memo.scenario }
+        let name = tenants.keptName(of: tenants.resolver.tenant(key: key, certificate: certificate))
+        if let memo = state.tenant, memo.name == name {
+            state.tenant?.key = key
+            return memo.scenario
+        }
+        let active = tenants.scenario(for: name)
+        state.tenant = TenantMemo(key: key, name: name, scenario: active)
+        state.engine = nil
+        state.scenario = active.current.makeConnectionState(maxConcurrentStreams: maxConcurrentStreams)
+        return active
     }
 
     private func decide(
@@ -180,7 +222,7 @@ public final class NotificationProcessor: Sendable {
             nowMilliseconds: receivedAt
         )
         if outcome.wrongCertificateEnvironment {
-            return refuseWrongCertificateEnvironment(at: receivedAt, auth: outcome.record)
+            return refuseWrongCertificateEnvironment(at: receivedAt, auth: outcome.record, tenant: state.tenant?.name)
         }
         let verdict: RequestValidator.Verdict
         var deviceAnswer: ScenarioResponse?
@@ -201,7 +243,7 @@ public final class NotificationProcessor: Sendable {
         let warnings = lint && request.payloadSize > 0 ? lintWarnings(request, headers: headers, route: nil, state: &state) : []
         // A push with its connection's current token shares the previous recording's extras as they are: looked up
         // before `make`, whose optional parameter took a copy of the record only to compare it.
-        let extras = (warnings.isEmpty ? RecordExtras.shared(acceptance: outcome.acceptance, cache: state.recordExtras) : nil)
+        let extras = (warnings.isEmpty ? RecordExtras.shared(acceptance: outcome.acceptance, tenant: state.tenant?.name, cache: state.recordExtras) : nil)
             ?? RecordExtras.make(
                 abandonedBecause: nil,
                 authentication: outcome.record,
@@ -210,6 +252,7 @@ public final class NotificationProcessor: Sendable {
                 broadcast: nil,
                 warnings: warnings,
                 acceptance: outcome.acceptance,
+                tenant: state.tenant?.name,
                 cache: &state.recordExtras
             )
         // Moved into the decision (`consume`): values used again afterwards were copied, the extras retained.
@@ -298,19 +341,19 @@ public final class NotificationProcessor: Sendable {
                 authRecord = outcome.record
                 authAcceptance = outcome.acceptance
                 if outcome.wrongCertificateEnvironment {
-                    return refuseWrongCertificateEnvironment(at: receivedAt, auth: outcome.record)
+                    return refuseWrongCertificateEnvironment(at: receivedAt, auth: outcome.record, tenant: state.tenant?.name)
                 }
                 if let rejection = outcome.rejection {
                     verdict = .rejected(rejection)
                 } else if case .broadcast(let bundleID)? = broadcastRoute {
                     let reason = broadcastValidator.validateBroadcast(
                         request, headers: headers, channelID: channelHeader, bundleID: bundleID, allowedTopics: outcome.allowedTopics,
-                        channels: channels, environment: environment
+                        channels: engine.channels, environment: environment
                     )
                     verdict = reason.map { .rejected($0) } ?? .accepted
                 } else if let broadcastRoute {
                     let answer = broadcastValidator.channelOperation(
-                        request, channelID: channelHeader, route: broadcastRoute, allowedTopics: outcome.allowedTopics, channels: channels,
+                        request, channelID: channelHeader, route: broadcastRoute, allowedTopics: outcome.allowedTopics, channels: engine.channels,
                         environment: environment, now: receivedAt
                     )
                     channelAnswer = answer
@@ -361,6 +404,7 @@ public final class NotificationProcessor: Sendable {
             broadcast: isBroadcastAPI ? Self.broadcastRecord(request, channelID: channelHeader, route: broadcastRoute, answer: channelAnswer) : nil,
             warnings: lint && request.payloadSize > 0 ? lintWarnings(request, headers: headers, route: broadcastRoute, state: &state) : [],
             acceptance: authAcceptance,
+            tenant: state.tenant?.name,
             // New shareable extras replace the connection's (`make` stores only a new object: storing the same
             // one again was a retain and a release per request).
             cache: &state.recordExtras
@@ -480,7 +524,7 @@ public final class NotificationProcessor: Sendable {
 
     /// APNs answers a certificate for the other environment with GOAWAY `{"reason":"BadCertificateEnvironment"}`
     /// (last stream 0, so the request counts as unprocessed), then a bare GOAWAY, then closes.
-    private func refuseWrongCertificateEnvironment(at receivedAt: Int64, auth: AuthenticationRecord) -> ProviderDecision {
+    private func refuseWrongCertificateEnvironment(at receivedAt: Int64, auth: AuthenticationRecord, tenant: String?) -> ProviderDecision {
         let debugData = Reason.badCertificateEnvironment.body()
         let because = "connection refused with GOAWAY \(debugData): the client certificate is not for \(environment.rawValue)"
         return ProviderDecision(
@@ -492,7 +536,7 @@ public final class NotificationProcessor: Sendable {
             outcome: RecordingOutcome(
                 receivedAt: receivedAt,
                 response: nil,
-                extras: RecordExtras(abandonedBecause: because, authentication: auth, scenarioRule: nil, faults: [])
+                extras: RecordExtras(abandonedBecause: because, authentication: auth, scenarioRule: nil, faults: [], tenant: tenant)
             )
         )
     }

@@ -10,6 +10,8 @@ public struct ProviderConnectionState: Sendable {
     /// The scenario engine in force when the connection last looked: kept while the scenario's generation
     /// (``ActiveScenario/generation``) is still its own.
     var engine: ScenarioEngine?
+    /// The tenant of the connection's last request (`--tenants`), with what it was read from.
+    var tenant: TenantMemo?
 
     public init(auth: ConnectionAuthState, scenario: ScenarioConnectionState) {
         self.auth = auth
@@ -99,4 +101,11 @@ struct LintMemo: Sendable {
         else { return nil }
         return warnings
     }
+}
+
+/// A connection's last tenant: requests with the same key (token, topic or host) are the same tenant's.
+struct TenantMemo: Sendable {
+    var key: String?
+    var name: String
+    var scenario: ActiveScenario
 }

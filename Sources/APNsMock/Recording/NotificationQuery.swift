@@ -44,6 +44,8 @@ public struct NotificationQuery: Sendable, Equatable {
     public var delivery: DeliveryStateFilter?
     /// Only recordings with these sequence numbers.
     package var sequences: Set<UInt64>?
+    /// Only this tenant's recordings (`--tenants`): set from `?tenant=` or forced by a tenant's admin token.
+    public var tenant: String?
 
     public init(
         deviceToken: String? = nil,
@@ -78,6 +80,7 @@ public struct NotificationQuery: Sendable, Equatable {
     public func matches(_ notification: RecordedNotification) -> Bool {
         // Tokens are hex: compare them without regard to case, as APNs accepts either.
         if let deviceToken, notification.deviceToken?.lowercased() != deviceToken.lowercased() { return false }
+        if let tenant, notification.tenant != tenant { return false }
         if let afterSequence, notification.sequence <= afterSequence { return false }
         if let sequences, !sequences.contains(notification.sequence) { return false }
         if let beforeSequence, notification.sequence >= beforeSequence { return false }

@@ -115,6 +115,8 @@ public final class NotificationStore: Sendable {
     /// The simulated devices, handed the pushes APNs accepted for them inside the lock, so that a reader who sees
     /// a recording also sees what the device made of it.
     private let devices: DeviceRegistry?
+    /// With tenants, each accepted push goes to its tenant's devices instead.
+    private let tenants: TenantDirectory?
 
     /// - Parameters:
     ///   - capacity: how many recordings to keep before evicting the oldest.
@@ -132,9 +134,11 @@ public final class NotificationStore: Sendable {
         onAppend: (@Sendable (inout [RecordedNotification]) -> Void)? = nil,
         onIngest: (@Sendable ([RecordedNotification]) -> Void)? = nil,
         devices: DeviceRegistry? = nil,
+        tenants: TenantDirectory? = nil,
         retention: Int64? = nil,
         onExpire: (@Sendable (UInt64) -> Void)? = nil
     ) {
+        self.tenants = tenants.flatMap { $0.mode == .off ? nil : $0 }
         self.retention = retention
         self.onExpire = onExpire
         self.devices = devices
@@ -166,10 +170,10 @@ public final class NotificationStore: Sendable {
         var pending: RecordedNotification? = consume notification
         var expiredUpTo: UInt64?
         let sequence = state.withLock { state in
-            if let devices, !devices.isEmpty, pending!.status == 200 {
+            if pending!.status == 200, hasDevices {
                 var numbered = pending!
                 numbered.sequence = state.nextSequence
-                devices.accept([numbered])
+                handToDevices([numbered])
             }
             // Inside the lock, so a record file sees recordings in sequence order.
             if let onAppend, isListening() {
@@ -196,14 +200,14 @@ public final class NotificationStore: Sendable {
         batch.reverseByMoving()
         var expiredUpTo: UInt64?
         state.withLock { state in
-            if let devices, !devices.isEmpty {
+            if hasDevices {
                 var accepted: [RecordedNotification] = []
                 for (offset, recording) in batch.reversed().enumerated() where recording.status == 200 {
                     var copy = recording
                     copy.sequence = state.nextSequence + UInt64(offset)
                     accepted.append(copy)
                 }
-                if !accepted.isEmpty { devices.accept(accepted) }
+                if !accepted.isEmpty { handToDevices(accepted) }
             }
             if let onAppend, isListening() {
                 // Numbered as `insert` will number them, and handed over in order, inside the lock. One copy each
@@ -226,6 +230,34 @@ public final class NotificationStore: Sendable {
         }
         for continuation in ready { continuation.resume(returning: true) }
         if let expiredUpTo { onExpire?(expiredUpTo) }
+    }
+
+    /// Some device is simulated, so accepted pushes must be handed over.
+    private var hasDevices: Bool {
+        if tenants != nil { return true }
+        guard let devices else { return false }
+        return !devices.isEmpty
+    }
+
+    /// Hands accepted pushes to the devices that take them: the tenant's, with tenants. Called with the lock held.
+    private func handToDevices(_ accepted: [RecordedNotification]) {
+        guard let tenants else {
+            devices?.accept(accepted)
+            return
+        }
+        var byTenant: [String: [RecordedNotification]] = [:]
+        for recording in accepted { byTenant[recording.tenant ?? TenantResolver.unidentified, default: []].append(recording) }
+        for (tenant, recordings) in byTenant {
+            if let devices = tenants.existing(tenant)?.devices, !devices.isEmpty { devices.accept(recordings) }
+        }
+    }
+
+    /// The sequences of recordings whose device's log is in `delivery`'s state: the devices of `tenant`, or of
+    /// every tenant.
+    private func sequences(matching delivery: DeliveryStateFilter, tenant: String?) -> Set<UInt64> {
+        guard let tenants else { return devices?.sequences(matching: delivery) ?? [] }
+        let registries = tenant.map { [tenants.existing($0)].compactMap { $0 } } ?? tenants.all.map(\.scenario)
+        return registries.reduce(into: Set<UInt64>()) { $0.formUnion($1.devices.sequences(matching: delivery)) }
     }
 
     /// Numbers one recording, counts it, evicts the oldest when full, tells the sinks and the waiters, and moves it
@@ -288,7 +320,7 @@ public final class NotificationStore: Sendable {
         filters.afterSequence = nil
         filters.beforeSequence = nil
         // Asked of the devices before the store's lock is taken: their logs, not the recordings, know the state.
-        if let delivery = query.delivery { filters.sequences = devices?.sequences(matching: delivery) ?? [] }
+        if let delivery = query.delivery { filters.sequences = sequences(matching: delivery, tenant: query.tenant) }
         return state.withLock { state in
             var found: [RecordedNotification] = []
             var total = 0
@@ -388,6 +420,48 @@ public final class NotificationStore: Sendable {
             state.warningRun = RepeatCount()
             for id in state.waiters.keys { state.waiters[id]!.matched = 0 }
             return state.nextSequence - 1
+        }
+    }
+
+    /// Forgets one tenant's recordings, leaving the others' and the counters since the last full clear; returns the
+    /// sequences that went, for the sinks that keep recordings.
+    @discardableResult
+    public func clear(tenant: String) -> [UInt64] {
+        state.withLock { state in
+            var kept = Self.emptyRecords(capacity: capacity)
+            var gone: [UInt64] = []
+            while let record = state.records.popFirst() {
+                if record.tenant == tenant { gone.append(record.sequence) } else { kept.append(record) }
+            }
+            state.records = kept
+            state.statistics.stored = state.records.count
+            for id in state.waiters.keys where state.waiters[id]!.query.tenant == tenant { state.waiters[id]!.matched = 0 }
+            return gone
+        }
+    }
+
+    /// The counts of the recordings kept that match `query` (a tenant's), counted when asked: the running counters
+    /// are the whole mock's.
+    public func statistics(matching query: NotificationQuery) -> RecorderStatistics {
+        expireOld()
+        return state.withLock { state in
+            var statistics = RecorderStatistics()
+            statistics.capacity = capacity
+            for index in state.records.indices {
+                let recording = state.records[index]
+                guard query.matches(recording) else { continue }
+                statistics.received += 1
+                statistics.stored += 1
+                if let status = recording.status {
+                    statistics.byStatus[status, default: 0] += 1
+                    if let reason = recording.reason { statistics.byReason[reason.rawValue, default: 0] += 1 }
+                } else {
+                    statistics.abandoned += 1
+                }
+                if let broadcast = recording.broadcast { statistics.count(kind: broadcast.kind, times: 1) }
+                if !recording.warnings.isEmpty { statistics.count(warnings: recording.warnings, times: 1) }
+            }
+            return statistics
         }
     }
 

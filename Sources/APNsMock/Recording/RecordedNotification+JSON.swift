@@ -82,6 +82,11 @@ extension RecordedNotification {
         }
         json.key("warnings")
         Self.write(warnings, into: &json)
+        // Only with tenants: a mock with one tenant writes what it always wrote.
+        if let tenant {
+            json.key("tenant")
+            json.string(tenant)
+        }
     }
 
     /// The JSON form as bytes (see `writeJSON(into:)`).

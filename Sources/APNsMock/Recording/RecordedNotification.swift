@@ -25,7 +25,8 @@ public struct RecordedNotification: Sendable, Equatable {
         abandonedBecause: String? = nil,
         authentication: AuthenticationRecord? = nil,
         scenarioRule: String? = nil,
-        faults: [String] = []
+        faults: [String] = [],
+        tenant: String? = nil
     ) {
         var unshared = RecordShapeCache()
         var unsharedExtras: RecordExtras?
@@ -38,7 +39,7 @@ public struct RecordedNotification: Sendable, Equatable {
             response: response,
             extras: RecordExtras.make(
                 abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults,
-                cache: &unsharedExtras
+                tenant: tenant, cache: &unsharedExtras
             ),
             shapes: &unshared
         )
@@ -89,6 +90,8 @@ public struct RecordedNotification: Sendable, Equatable {
     public var broadcast: BroadcastRecord? { fields.extras?.broadcast }
     /// What the payload gets wrong that APNs accepted anyway; never changes the answer.
     public var warnings: [PayloadWarning] { fields.extras?.warnings ?? [] }
+    /// The tenant it was decided for (`--tenants`), or `nil` when the mock has one tenant.
+    public var tenant: String? { fields.extras?.tenant }
     /// `push` for a device push, else the broadcast operation (`broadcast`, `channel-create`, …).
     public var kind: String { broadcast?.kind.rawValue ?? "push" }
 
@@ -111,7 +114,7 @@ public struct RecordedNotification: Sendable, Equatable {
         lhs.sequence == rhs.sequence && lhs.receivedAt == rhs.receivedAt && lhs.connectionID == rhs.connectionID
             && lhs.streamID == rhs.streamID && lhs.request == rhs.request && lhs.response == rhs.response
             && lhs.abandonedBecause == rhs.abandonedBecause && lhs.authentication == rhs.authentication
-            && lhs.scenarioRule == rhs.scenarioRule && lhs.faults == rhs.faults
+            && lhs.scenarioRule == rhs.scenarioRule && lhs.faults == rhs.faults && lhs.tenant == rhs.tenant
     }
 }
 
@@ -129,24 +132,25 @@ final class RecordExtras: Sendable {
         broadcast: BroadcastRecord? = nil,
         warnings: [PayloadWarning] = [],
         acceptance: UInt64 = 0,
+        tenant: String? = nil,
         cache: inout RecordExtras?
     ) -> RecordExtras? {
         guard abandonedBecause == nil, scenarioRule == nil, faults.isEmpty else {
             return RecordExtras(
                 abandonedBecause: abandonedBecause, authentication: authentication, scenarioRule: scenarioRule, faults: faults,
-                broadcast: broadcast, warnings: warnings
+                broadcast: broadcast, warnings: warnings, tenant: tenant
             )
         }
         if broadcast.isSome || !warnings.isEmpty {
             // A broadcast's extras: shared with the previous recording's when every part is the same.
             if let cached = cache, cached.isShareable, cached.hasAuthentication(authentication, acceptance: acceptance),
-                cached.broadcast == broadcast, cached.warnings == warnings
+                cached.broadcast == broadcast, cached.warnings == warnings, cached.tenant == tenant
             {
                 return cached
             }
             let made = RecordExtras(
                 abandonedBecause: nil, authentication: authentication, scenarioRule: nil, faults: [], broadcast: broadcast, warnings: warnings,
-                acceptance: acceptance
+                acceptance: acceptance, tenant: tenant
             )
             cache = made
             return made
@@ -155,9 +159,13 @@ final class RecordExtras: Sendable {
         // common case in CI) was retained several times per request from every event loop, and its reference
         // count's cache line moving between their cores cost more than all else that sharing saves.
         // Its case tested, not unwrapped: binding it copied the record out (and `!= nil` copies it too, see `isSome`).
-        guard authentication.isSome else { return nil }
-        if let cached = cache, cached.isAuthenticationOnly, cached.hasAuthentication(authentication, acceptance: acceptance) { return cached }
-        let made = RecordExtras(abandonedBecause: nil, authentication: authentication, scenarioRule: nil, faults: [], acceptance: acceptance)
+        guard authentication.isSome || tenant.isSome else { return nil }
+        if let cached = cache, cached.isAuthenticationOnly, cached.tenant == tenant, cached.hasAuthentication(authentication, acceptance: acceptance) {
+            return cached
+        }
+        let made = RecordExtras(
+            abandonedBecause: nil, authentication: authentication, scenarioRule: nil, faults: [], acceptance: acceptance, tenant: tenant
+        )
         cache = made
         return made
     }
@@ -179,11 +187,14 @@ final class RecordExtras: Sendable {
     /// The connection's token acceptance that gave `authentication` (see `AuthenticationOutcome.acceptance`; 0:
     /// none). The extras are shared by one connection's recordings only, so the number names one record.
     let acceptance: UInt64
+    /// The tenant the request was decided for (`--tenants`; `nil` when off).
+    let tenant: String?
 
     init(
         abandonedBecause: String?, authentication: AuthenticationRecord?, scenarioRule: String?, faults: [String],
-        broadcast: BroadcastRecord? = nil, warnings: [PayloadWarning] = [], acceptance: UInt64 = 0
+        broadcast: BroadcastRecord? = nil, warnings: [PayloadWarning] = [], acceptance: UInt64 = 0, tenant: String? = nil
     ) {
+        self.tenant = tenant
         self.warnings = warnings
         self.acceptance = acceptance
         self.abandonedBecause = abandonedBecause
@@ -197,8 +208,8 @@ final class RecordExtras: Sendable {
 
     /// `cache` when a recording of a token push with acceptance `acceptance` (see `AuthenticationOutcome`) and no
     /// abandonment, rule, fault, broadcast or warning may share it as it is, without its record at hand.
-    static func shared(acceptance: UInt64, cache: RecordExtras?) -> RecordExtras? {
-        guard acceptance != 0, let cache, cache.isAuthenticationOnly, cache.acceptance == acceptance else { return nil }
+    static func shared(acceptance: UInt64, tenant: String?, cache: RecordExtras?) -> RecordExtras? {
+        guard acceptance != 0, let cache, cache.isAuthenticationOnly, cache.acceptance == acceptance, cache.tenant == tenant else { return nil }
         return cache
     }
 

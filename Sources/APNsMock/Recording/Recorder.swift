@@ -26,7 +26,8 @@ public final class Recorder: Sendable {
         backPressure: RecordingBackPressure = RecordingBackPressure(),
         devices: DeviceRegistry? = nil,
         credentials: RecordCredentials = .redacted,
-        retention: Int64? = nil
+        retention: Int64? = nil,
+        tenants: TenantDirectory? = nil
     ) {
         self.credentials = credentials
         self.sinks = sinks
@@ -34,7 +35,7 @@ public final class Recorder: Sendable {
         // A recording that ages out goes from the sinks that keep recordings too (a database), as with a clear.
         let expire: @Sendable (UInt64) -> Void = { last in for sink in sinks { sink.cleared(upTo: last) } }
         if sinks.isEmpty {
-            store = NotificationStore(capacity: capacity, devices: devices, retention: retention)
+            store = NotificationStore(capacity: capacity, devices: devices, tenants: tenants, retention: retention)
         } else {
             store = NotificationStore(
                 capacity: capacity,
@@ -44,6 +45,7 @@ public final class Recorder: Sendable {
                     for sink in sinks where sink.receivesOtherReplicas && sink.isListening { sink.enqueue(contentsOf: recordings) }
                 },
                 devices: devices,
+                tenants: tenants,
                 retention: retention,
                 onExpire: expire
             )
@@ -178,6 +180,13 @@ public final class Recorder: Sendable {
     public func clear() {
         let last = store.clear()
         for sink in sinks { sink.cleared(upTo: last) }
+    }
+
+    /// Forgets one tenant's recordings, in the store and in the sinks that keep them; the other tenants' stay.
+    public func clear(tenant: String) {
+        let gone = store.clear(tenant: tenant)
+        guard let last = gone.last else { return }
+        for sink in sinks { sink.cleared(tenant: tenant, upTo: last) }
     }
 
     /// Every sink's counts, the store first.

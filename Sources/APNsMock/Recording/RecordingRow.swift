@@ -204,6 +204,10 @@ package struct RecordingRow: Sendable, Equatable {
             json.key("rule")
             json.string(rule)
         }
+        if let tenant = recording.tenant {
+            json.key("tenant")
+            json.string(tenant)
+        }
         json.key("faults")
         json.beginArray()
         for fault in recording.faults { json.string(fault) }
@@ -320,10 +324,11 @@ extension RecordedNotification {
         }
         let abandoned = string(object["abandoned"])
         let rule = string(object["rule"])
-        if abandoned == nil, authentication == nil, rule == nil, faults.isEmpty, warnings.isEmpty, broadcast == nil { return nil }
+        let tenant = string(object["tenant"])
+        if abandoned == nil, authentication == nil, rule == nil, faults.isEmpty, warnings.isEmpty, broadcast == nil, tenant == nil { return nil }
         return RecordExtras(
             abandonedBecause: abandoned, authentication: authentication, scenarioRule: rule, faults: faults, broadcast: broadcast,
-            warnings: warnings
+            warnings: warnings, tenant: tenant
         )
     }
 }

@@ -26,6 +26,8 @@ public protocol RecordingSink: AnyObject, Sendable {
     /// `DELETE /admin/notifications`: every recording up to this sequence number is gone from the store; a sink
     /// that keeps recordings forgets them too, those still queued included.
     func cleared(upTo sequence: UInt64)
+    /// A tenant's `DELETE /admin/notifications`: that tenant's recordings up to this sequence number are gone.
+    func cleared(tenant: String, upTo sequence: UInt64)
     /// Writes everything queued, then stops taking recordings; returns when done or when `timeout` passes.
     func finish(timeout: Duration) async -> RecordingSinkStatistics
 }
@@ -36,6 +38,8 @@ extension RecordingSink {
     public var receivesOtherReplicas: Bool { false }
 
     public func cleared(upTo sequence: UInt64) {}
+
+    public func cleared(tenant: String, upTo sequence: UInt64) {}
 
     public func releaseWritten() {}
 

@@ -5,16 +5,17 @@ import Synchronization
 /// Every call that changes the mock (scenario, reset, clear, devices, channels, clock) is logged with what it did,
 /// its answer and whether it carried the admin token, and counted by kind (`apns_mock_admin_changes_total`), so a
 /// team sharing a staging mock can tell who reset it.
-struct AdminAuditMiddleware<Context: RequestContext>: RouterMiddleware {
+struct AdminAuditMiddleware: RouterMiddleware {
+    typealias Context = AdminRequestContext
     let audit: AdminAudit
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard request.method != .get, request.method != .head else { return try await next(request, context) }
         let response = try await next(request, context)
-        // Past the token check, a call to a mock with a token carried it (the login form excepted).
-        let path = request.uri.path
-        let withToken = audit.tokenRequired && !AdminTokenMiddleware<Context>.open.contains(path)
-        audit.note(method: request.method.rawValue, path: path, status: Int(response.status.code), withToken: withToken)
+        audit.note(
+            method: request.method.rawValue, path: request.uri.path, status: Int(response.status.code), token: context.tokenName,
+            tenant: context.tenant
+        )
         return response
     }
 }
@@ -23,12 +24,8 @@ struct AdminAuditMiddleware<Context: RequestContext>: RouterMiddleware {
 package final class AdminAudit: Sendable {
     private let logger: Logger
     private let counts = Mutex<[String: Int]>([:])
-    /// The mock runs with `--admin-token`.
-    let tokenRequired: Bool
-
-    package init(logger: Logger, tokenRequired: Bool) {
+    package init(logger: Logger) {
         self.logger = logger
-        self.tokenRequired = tokenRequired
     }
 
     /// The kind of change a path makes, from a bounded set (a token or a channel id never becomes a label).
@@ -45,12 +42,18 @@ package final class AdminAudit: Sendable {
         }
     }
 
-    func note(method: String, path: String, status: Int, withToken: Bool) {
+    /// - Parameters:
+    ///   - token: the token's name (`admin-token`, `tenant=NAME`, `none`), never its secret.
+    ///   - tenant: the tenant the call acted for; `nil`: every tenant.
+    func note(method: String, path: String, status: Int, token: String, tenant: String?) {
         let kind = Self.kind(of: path)
         counts.withLock { $0[kind, default: 0] += 1 }
         logger.info(
             "admin change",
-            metadata: ["change": "\(kind)", "method": "\(method)", "path": "\(path)", "status": "\(status)", "token": "\(withToken ? "admin-token" : "none")"]
+            metadata: [
+                "change": "\(kind)", "method": "\(method)", "path": "\(path)", "status": "\(status)", "token": "\(token)",
+                "tenant": "\(tenant ?? "all")",
+            ]
         )
     }
 

@@ -4,17 +4,41 @@ extension AdminContext {
     /// The whole mock back to its start state, for a test's set-up: no scenario, no devices, no recordings,
     /// the recorder's counts and the sinks' queues as after a start. Process-lifetime counters stay (Prometheus
     /// counters never go down; connections accepted; sequence numbers).
+    /// For a tenant, only its own: its scenario, devices, channels, clock and recordings; the others' stay whole.
     package func resetToStart() {
-        scenario.resetToStart()
-        recorder.clear()
-        channels.removeAll()
+        if let tenant {
+            scenario.resetToStart()
+            channels.removeAll()
+            recorder.clear(tenant: tenant)
+        } else {
+            tenants?.resetAll()
+            scenario.resetToStart()
+            channels.removeAll()
+            recorder.clear()
+        }
         MemoryRelease.returnFreedMemoryToTheSystem()
     }
 
-    /// Forgets every recording and the counts made from them.
+    /// Forgets every recording and the counts made from them (a tenant's: its own recordings).
     package func clearNotifications() {
-        recorder.clear()
+        if let tenant { recorder.clear(tenant: tenant) } else { recorder.clear() }
         MemoryRelease.returnFreedMemoryToTheSystem()
+    }
+
+    /// Puts `scenario` in force for this context's tenant; for every tenant (and those still to come) when the
+    /// context is for every tenant.
+    package func putInForce(_ new: Scenario) {
+        if tenant == nil, let tenants { tenants.replaceAll(with: new) } else { scenario.replace(with: new) }
+    }
+
+    /// `POST /admin/scenario/reset`: the scenario's counters, clock and sequences afresh (every tenant's, when the
+    /// context is for every tenant).
+    package func resetScenarioCounters() {
+        if tenant == nil, let tenants {
+            for each in tenants.all { each.scenario.current.reset() }
+        } else {
+            scenario.current.reset()
+        }
     }
 
     /// `GET /admin/delivery`'s object: a simulated device's log of the push with this `apns-unique-id` or
@@ -23,7 +47,7 @@ extension AdminContext {
     package func deliveryObject(id: String) -> [String: Any]? {
         let devices = scenario.devices
         if let record = devices.delivery(id: id) { return record.jsonObject() }
-        guard let recording = store.notification(apnsID: id) ?? store.notification(uniqueID: id),
+        guard let recording = store.notification(apnsID: id) ?? store.notification(uniqueID: id), sees(recording),
             let record = DeliveryRecord(implied: recording, offset: devices.clock.offsetMilliseconds)
         else { return nil }
         var object = record.jsonObject()
@@ -33,8 +57,8 @@ extension AdminContext {
 
     /// `GET /admin/stats`'s object.
     package func statisticsObject() -> [String: Any] {
-        let statistics = store.statistics()
-        return [
+        let statistics = tenant == nil ? store.statistics() : store.statistics(matching: scope(NotificationQuery()))
+        var object: [String: Any] = [
             "received": statistics.received,
             "byStatus": Dictionary(uniqueKeysWithValues: statistics.byStatus.map { (String($0.key), $0.value) }),
             "byReason": statistics.byReason,
@@ -58,6 +82,18 @@ extension AdminContext {
                 ["replica": cluster.replica, "receivedFromReplicas": Int64(clamping: cluster.receivedFromReplicas)]
             } as Any,
         ]
+        if let tenants {
+            object["tenants"] = ["mode": tenants.mode.rawValue, "limit": tenants.limit] as [String: Any]
+            if let tenant {
+                object["tenant"] = tenant
+            } else {
+                object["tenants"] = [
+                    "mode": tenants.mode.rawValue, "limit": tenants.limit,
+                    "names": tenants.all.map(\.name),
+                ] as [String: Any]
+            }
+        }
+        return object
     }
 
     /// A rejected scenario's problems as the admin API lists them: `problems` (one line each) and `details`
@@ -87,6 +123,6 @@ extension AdminContext {
         if let problem = YAMLLimits.sizeProblem(byteCount: byteCount ?? text.utf8.count) {
             throw ScenarioLoadError(problems: [ScenarioProblem(source: Self.scenarioSource, line: nil, column: nil, field: nil, message: problem)])
         }
-        scenario.replace(with: try ScenarioLoader.load(text: text, source: Self.scenarioSource))
+        putInForce(try ScenarioLoader.load(text: text, source: Self.scenarioSource))
     }
 }

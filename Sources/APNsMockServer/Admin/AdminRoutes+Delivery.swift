@@ -5,10 +5,9 @@ import Hummingbird
 /// The simulated devices' side of the admin API: a device's state, what it received and what is stored for it, the
 /// Console's look-up of one push, and the mock's clock.
 extension AdminRoutes {
-    static func addDeliveryRoutes(to router: RouteListingRouter<BasicRequestContext>, _ admin: AdminContext) {
-        let devices = admin.scenario.devices
-
+    static func addDeliveryRoutes(to router: RouteListingRouter<AdminRequestContext>, _ base: AdminContext) {
         router.put("/admin/devices/:token/state") { request, context -> Response in
+            let admin = base.scoped(context)
             let token = pathParameter(context, "token")
             let body = try await request.body.collect(upTo: 64 * 1024)
             let newState: DeviceState
@@ -18,7 +17,7 @@ extension AdminRoutes {
                 return json(["error": error.message, "parameter": error.field ?? "body"], status: .badRequest)
             }
             do throws(DeviceStateRefused) {
-                guard let device = try devices.setState(token: token, to: newState) else { return noDevice(token) }
+                guard let device = try admin.scenario.devices.setState(token: token, to: newState) else { return noDevice(token) }
                 return json(device.jsonObject())
             } catch {
                 return json(["error": error.message, "parameter": "state"], status: .conflict)
@@ -26,6 +25,7 @@ extension AdminRoutes {
         }
 
         router.post("/admin/devices/:token/subscriptions") { request, context -> Response in
+            let admin = base.scoped(context)
             let token = pathParameter(context, "token")
             let body = try await request.body.collect(upTo: 64 * 1024)
             let channelID: String
@@ -35,7 +35,7 @@ extension AdminRoutes {
                 return badInput(error)
             }
             do throws(DeviceSubscriptionRefused) {
-                guard let device = try devices.subscribe(token: token, toChannel: channelID) else { return noDevice(token) }
+                guard let device = try admin.scenario.devices.subscribe(token: token, toChannel: channelID) else { return noDevice(token) }
                 return json(device.jsonObject())
             } catch {
                 return json(["error": error.message, "parameter": "channel"], status: .notFound)
@@ -43,14 +43,16 @@ extension AdminRoutes {
         }
 
         router.delete("/admin/devices/:token/subscriptions/:channel") { _, context -> Response in
+            let admin = base.scoped(context)
             let token = pathParameter(context, "token")
-            guard let device = devices.unsubscribe(token: token, fromChannel: pathParameter(context, "channel")) else { return noDevice(token) }
+            guard let device = admin.scenario.devices.unsubscribe(token: token, fromChannel: pathParameter(context, "channel")) else { return noDevice(token) }
             return json(device.jsonObject())
         }
 
         router.get("/admin/devices/:token/received") { request, context -> Response in
+            let admin = base.scoped(context)
             let token = pathParameter(context, "token")
-            guard let received = devices.received(token: token) else { return noDevice(token) }
+            guard let received = admin.scenario.devices.received(token: token) else { return noDevice(token) }
             var hidePreviews = false
             for (name, value) in parameters(of: request) {
                 guard name == "hidePreviews" || name == "hide-previews" else {
@@ -66,11 +68,12 @@ extension AdminRoutes {
             return json([
                 "token": token,
                 "received": received.map { $0.jsonObject() },
-                "preview": NotificationCenterPreview(recordings: delivered, hidePreviews: hidePreviews, now: devices.clock.now()).jsonObject(),
+                "preview": NotificationCenterPreview(recordings: delivered, hidePreviews: hidePreviews, now: admin.scenario.devices.clock.now()).jsonObject(),
             ])
         }
 
         router.get("/admin/devices/:token/received/wait") { request, context -> Response in
+            let admin = base.scoped(context)
             let token = pathParameter(context, "token")
             var (count, timeout) = (1, defaultWait)
             do throws(AdminInputError) {
@@ -80,13 +83,13 @@ extension AdminRoutes {
             } catch {
                 return badInput(error)
             }
-            guard devices.device(token: token) != nil else { return noDevice(token) }
-            let satisfied = await devices.waitForDeliveries(token: token, count: count, timeout: timeout)
-            let received = devices.received(token: token) ?? []
+            guard admin.scenario.devices.device(token: token) != nil else { return noDevice(token) }
+            let satisfied = await admin.scenario.devices.waitForDeliveries(token: token, count: count, timeout: timeout)
+            let received = admin.scenario.devices.received(token: token) ?? []
             var body: [String: Any] = [
                 "token": token,
                 "received": received.map { $0.jsonObject() },
-                "stored": (devices.stored(token: token) ?? []).map { $0.jsonObject() },
+                "stored": (admin.scenario.devices.stored(token: token) ?? []).map { $0.jsonObject() },
             ]
             guard satisfied else {
                 body["error"] = "timed out: \(received.count) of \(count) pushes reached the device"
@@ -96,18 +99,21 @@ extension AdminRoutes {
         }
 
         router.get("/admin/devices/:token/stored") { _, context -> Response in
+            let admin = base.scoped(context)
             let token = pathParameter(context, "token")
-            guard let stored = devices.stored(token: token) else { return noDevice(token) }
+            guard let stored = admin.scenario.devices.stored(token: token) else { return noDevice(token) }
             return json(["token": token, "stored": stored.map { $0.jsonObject() }])
         }
 
         router.get("/admin/devices/:token/deliveries") { _, context -> Response in
+            let admin = base.scoped(context)
             let token = pathParameter(context, "token")
-            guard let logs = devices.deliveries(token: token) else { return noDevice(token) }
+            guard let logs = admin.scenario.devices.deliveries(token: token) else { return noDevice(token) }
             return json(["token": token, "deliveries": logs.map { $0.jsonObject() }])
         }
 
-        router.get("/admin/delivery") { request, _ -> Response in
+        router.get("/admin/delivery") { request, context -> Response in
+            let admin = base.scoped(context)
             var id: String?
             for (name, value) in parameters(of: request) {
                 // The list filters' spelling (`apns-id`), and the Console's field names.
@@ -123,18 +129,20 @@ extension AdminRoutes {
             return json(["error": "no push with apns-unique-id or apns-id \(id) was accepted (or its log is no longer kept)"], status: .notFound)
         }
 
-        router.get("/admin/clock") { _, _ -> Response in
-            json(devices.clock.jsonObject())
+        router.get("/admin/clock") { _, context -> Response in
+            let admin = base.scoped(context)
+            return json(admin.scenario.devices.clock.jsonObject())
         }
 
-        router.post("/admin/clock") { request, _ -> Response in
+        router.post("/admin/clock") { request, context -> Response in
+            let admin = base.scoped(context)
             let body = try await request.body.collect(upTo: 64 * 1024)
             do throws(AdminInputError) {
-                try ClockChange(json: Array(body.readableBytesView)).apply(to: devices)
+                try ClockChange(json: Array(body.readableBytesView)).apply(to: admin.scenario.devices)
             } catch {
                 return badInput(error)
             }
-            return json(devices.clock.jsonObject())
+            return json(admin.scenario.devices.clock.jsonObject())
         }
     }
 

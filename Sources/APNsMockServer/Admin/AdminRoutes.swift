@@ -10,24 +10,80 @@ package struct AdminContext: Sendable {
     var store: NotificationStore { recorder.store }
     let tracker: ConnectionTracker
     let metrics: ProviderMetrics
-    let scenario: ActiveScenario
-    let channels: ChannelRegistry
+    /// The scenario, clock and devices acted on: the request's tenant's, or the primary one's.
+    private(set) var scenario: ActiveScenario
+    /// The broadcast channels acted on: the request's tenant's, or the primary one's.
+    private(set) var channels: ChannelRegistry
     /// The live feed behind `GET /admin/notifications/stream`.
     let liveFeed: LiveFeed
     /// The environment the provider port serves: channels made here without one belong to it.
     let environment: APNsEnvironment
     /// True once the provider port is listening (the admin port is listening whenever routes run).
     let providerIsListening: @Sendable () -> Bool
-    /// When set, every route but the health checks needs `Authorization: Bearer <adminToken>`.
-    let adminToken: String?
+    /// When there are any, every route but the health checks needs one of them.
+    let adminTokens: AdminTokens
+    var adminToken: String? { adminTokens.unscoped }
     /// This replica's part in a cluster sharing a PostgreSQL store, if it is one.
     let cluster: (any ClusterMember)?
     /// The changes made through the admin API, logged and counted.
     let audit: AdminAudit
     /// Who can reach the admin API.
-    var access: AdminAccess { AdminAccess(host: adminHost, hasToken: adminToken != nil) }
+    var access: AdminAccess { AdminAccess(host: adminHost, hasToken: !adminTokens.isEmpty) }
     /// The admin API's listen address.
     let adminHost: String
+    /// The tenants (`--tenants`), or `nil` when the mock has one.
+    let tenants: TenantDirectory?
+    /// The tenant this context acts for; `nil`: every tenant (recordings of all; the primary scenario and devices).
+    private(set) var tenant: String?
+
+    init(
+        recorder: Recorder, tracker: ConnectionTracker, metrics: ProviderMetrics, scenario: ActiveScenario, channels: ChannelRegistry,
+        liveFeed: LiveFeed, environment: APNsEnvironment, providerIsListening: @escaping @Sendable () -> Bool, adminTokens: AdminTokens,
+        cluster: (any ClusterMember)?, audit: AdminAudit, adminHost: String, tenants: TenantDirectory?
+    ) {
+        self.recorder = recorder
+        self.tracker = tracker
+        self.metrics = metrics
+        self.scenario = scenario
+        self.channels = channels
+        self.liveFeed = liveFeed
+        self.environment = environment
+        self.providerIsListening = providerIsListening
+        self.adminTokens = adminTokens
+        self.cluster = cluster
+        self.audit = audit
+        self.adminHost = adminHost
+        self.tenants = tenants
+    }
+
+    /// This context for the request's tenant (see `AdminTokenMiddleware`).
+    func scoped(_ context: AdminRequestContext) -> AdminContext {
+        scoped(toTenant: context.tenant)
+    }
+
+    /// This context for `tenant`: its scenario, devices and channels, and its recordings only. A tenant named for
+    /// the first time comes into being, as when its first push arrives.
+    package func scoped(toTenant tenant: String?) -> AdminContext {
+        guard let tenant, let tenants else { return self }
+        var scoped = self
+        scoped.tenant = tenant
+        scoped.scenario = tenants.scenario(for: tenants.keptName(of: tenant))
+        scoped.channels = scoped.scenario.channels
+        return scoped
+    }
+
+    /// `query` narrowed to this context's tenant.
+    func scope(_ query: NotificationQuery) -> NotificationQuery {
+        guard let tenant else { return query }
+        var narrowed = query
+        narrowed.tenant = tenant
+        return narrowed
+    }
+
+    /// Whether this context may show `recording`.
+    func sees(_ recording: RecordedNotification) -> Bool {
+        tenant == nil || recording.tenant == tenant
+    }
 }
 
 /// The admin HTTP API: JSON over HTTP/1.1 on its own port, so the provider port stays a faithful APNs.
@@ -42,15 +98,14 @@ enum AdminRoutes {
     static let defaultPreviewLimit = 500
     static let maximumPreviewLimit = 5000
 
-    static func makeRouter(_ admin: AdminContext) -> RouteListingRouter<BasicRequestContext> {
-        let router = RouteListingRouter(context: BasicRequestContext.self)
-        if let token = admin.adminToken {
-            router.add(middleware: AdminTokenMiddleware(token: token))
-        }
-        router.add(middleware: AdminAuditMiddleware(audit: admin.audit))
-        AdminSession.addRoutes(to: router, admin)
+    static func makeRouter(_ base: AdminContext) -> RouteListingRouter<AdminRequestContext> {
+        let router = RouteListingRouter(context: AdminRequestContext.self)
+        router.add(middleware: AdminTokenMiddleware(tokens: base.adminTokens, hasTenants: base.tenants != nil))
+        router.add(middleware: AdminAuditMiddleware(audit: base.audit))
+        AdminSession.addRoutes(to: router, base)
 
-        router.get("/healthz") { _, _ -> Response in
+        router.get("/healthz") { _, context -> Response in
+            let admin = base.scoped(context)
             guard admin.providerIsListening() else {
                 return json(["status": "starting"], status: .serviceUnavailable)
             }
@@ -59,14 +114,16 @@ enum AdminRoutes {
 
         // Everything this server needs was loaded before the ports opened (certificates, keys), so once the
         // provider port listens it is ready; a scenario that fails to load stops the start instead.
-        router.get("/readyz") { _, _ -> Response in
+        router.get("/readyz") { _, context -> Response in
+            let admin = base.scoped(context)
             guard admin.providerIsListening() else {
                 return json(["status": "starting"], status: .serviceUnavailable)
             }
             return json(["status": "ready", "certificates": "loaded"])
         }
 
-        router.get("/metrics") { _, _ -> Response in
+        router.get("/metrics") { _, context -> Response in
+            let admin = base.scoped(context)
             let snapshot = admin.scenario.current.snapshot()
             let hits = snapshot.rules.map { rule in
                 (
@@ -97,11 +154,12 @@ enum AdminRoutes {
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
         }
 
-        router.get("/admin/notifications") { request, _ -> Response in
+        router.get("/admin/notifications") { request, context -> Response in
+            let admin = base.scoped(context)
             do throws(AdminInputError) {
                 var query = try NotificationQuery(parameters: parameters(of: request))
                 if query.limit == nil { query.limit = defaultListLimit }
-                let page = admin.store.page(query)
+                let page = admin.store.page(admin.scope(query))
                 var body: [String: Any] = ["notifications": page.notifications, "total": page.total]
                 if let next = page.next {
                     body["next"] = [query.newestFirst ? "before" : "after": next]
@@ -131,7 +189,8 @@ enum AdminRoutes {
         }
 
         // What the devices would show: Notification Center built from a page of the newest matching recordings.
-        router.get("/admin/preview") { request, _ -> Response in
+        router.get("/admin/preview") { request, context -> Response in
+            let admin = base.scoped(context)
             var grouping = NotificationCenterPreview.Grouping.automatic
             var hidePreviews = false
             var filters: [(String, String)] = []
@@ -164,18 +223,20 @@ enum AdminRoutes {
             if query.afterSequence != nil {
                 return badInput(AdminInputError(parameter: "after", message: "a preview pages back from the newest: use before"))
             }
-            let page = admin.store.page(query)
+            let page = admin.store.page(admin.scope(query))
             var body = NotificationCenterPreview(recordings: page.notifications, grouping: grouping, hidePreviews: hidePreviews).jsonObject()
             body["total"] = page.total
             if let next = page.next { body["next"] = ["before": next] } else { body["next"] = Optional<Any>.none as Any }
             return json(body)
         }
 
-        router.get("/admin/notifications/stream") { request, _ -> Response in
-            streamResponse(request, admin)
+        router.get("/admin/notifications/stream") { request, context -> Response in
+            let admin = base.scoped(context)
+            return streamResponse(request, admin)
         }
 
-        router.get("/admin/notifications/wait") { request, _ -> Response in
+        router.get("/admin/notifications/wait") { request, context -> Response in
+            let admin = base.scoped(context)
             let parsed: (NotificationQuery, Int, Duration)
             do throws(AdminInputError) {
                 parsed = try waitParameters(parameters(of: request))
@@ -183,7 +244,7 @@ enum AdminRoutes {
                 return badInput(error)
             }
             let (query, count, timeout) = parsed
-            let result = await admin.store.wait(for: query, count: count, timeout: timeout)
+            let result = await admin.store.wait(for: admin.scope(query), count: count, timeout: timeout)
             var body: [String: Any] = [
                 "notifications": result.notifications,
                 "total": result.total,
@@ -196,8 +257,9 @@ enum AdminRoutes {
         }
 
         router.get("/admin/notifications/:apnsID") { _, context -> Response in
+            let admin = base.scoped(context)
             let apnsID = pathParameter(context, "apnsID")
-            guard let notification = admin.store.notification(apnsID: apnsID) else {
+            guard let notification = admin.store.notification(apnsID: apnsID), admin.sees(notification) else {
                 return json(["error": "no notification with apns-id \(apnsID)"], status: .notFound)
             }
             return json(notification)
@@ -206,33 +268,38 @@ enum AdminRoutes {
         // The whole mock back to its start state, for a test's set-up: no scenario, no devices, no recordings,
         // the recorder's counts and the sinks' queues as after a start. Process-lifetime counters stay (Prometheus
         // counters never go down; connections accepted; sequence numbers).
-        router.post("/admin/reset") { _, _ -> Response in
+        router.post("/admin/reset") { _, context -> Response in
+            let admin = base.scoped(context)
             admin.resetToStart()
             return json(["reset": true])
         }
 
-        router.delete("/admin/notifications") { _, _ -> Response in
+        router.delete("/admin/notifications") { _, context -> Response in
+            let admin = base.scoped(context)
             admin.clearNotifications()
             return json(["cleared": true])
         }
 
-        router.get("/admin/stats") { _, _ -> Response in
-            json(admin.statisticsObject())
+        router.get("/admin/stats") { _, context -> Response in
+            let admin = base.scoped(context)
+            return json(admin.statisticsObject())
         }
-        addScenarioRoutes(to: router, admin)
-        addDeviceRoutes(to: router, admin)
-        addDeliveryRoutes(to: router, admin)
-        addChannelRoutes(to: router, admin)
+        addScenarioRoutes(to: router, base)
+        addDeviceRoutes(to: router, base)
+        addDeliveryRoutes(to: router, base)
+        addChannelRoutes(to: router, base)
         return router
     }
 
     /// `GET/PUT/DELETE /admin/scenario`, `POST /admin/scenario/reset`.
-    static func addScenarioRoutes(to router: RouteListingRouter<BasicRequestContext>, _ admin: AdminContext) {
-        router.get("/admin/scenario") { _, _ -> Response in
-            json(admin.scenario.snapshotObject())
+    static func addScenarioRoutes(to router: RouteListingRouter<AdminRequestContext>, _ base: AdminContext) {
+        router.get("/admin/scenario") { _, context -> Response in
+            let admin = base.scoped(context)
+            return json(admin.scenario.snapshotObject())
         }
         // Replace with a posted YAML or JSON scenario, validated first: on error the old one stays.
-        router.put("/admin/scenario") { request, _ -> Response in
+        router.put("/admin/scenario") { request, context -> Response in
+            let admin = base.scoped(context)
             // Read up to one byte past the limit, so an oversized body is refused with a reason, not a bare 413.
             var body = ByteBuffer()
             for try await part in request.body {
@@ -246,20 +313,23 @@ enum AdminRoutes {
                 return json(AdminContext.scenarioProblemsObject(error.problems), status: .badRequest)
             }
         }
-        router.delete("/admin/scenario") { _, _ -> Response in
-            admin.scenario.replace(with: .empty)
+        router.delete("/admin/scenario") { _, context -> Response in
+            let admin = base.scoped(context)
+            admin.putInForce(.empty)
             return json(admin.scenario.snapshotObject())
         }
-        router.post("/admin/scenario/reset") { _, _ -> Response in
-            admin.scenario.current.reset()
+        router.post("/admin/scenario/reset") { _, context -> Response in
+            let admin = base.scoped(context)
+            admin.resetScenarioCounters()
             return json(admin.scenario.snapshotObject())
         }
     }
 
     /// Broadcast channels: listed, made with a chosen id (seeding a test), deleted. The channel-management port
     /// makes and deletes them as APNs does; both see the same registry.
-    static func addChannelRoutes(to router: RouteListingRouter<BasicRequestContext>, _ admin: AdminContext) {
-        router.get("/admin/channels") { request, _ -> Response in
+    static func addChannelRoutes(to router: RouteListingRouter<AdminRequestContext>, _ base: AdminContext) {
+        router.get("/admin/channels") { request, context -> Response in
+            let admin = base.scoped(context)
             var bundleID: String?
             var environment: APNsEnvironment?
             for (name, value) in parameters(of: request) {
@@ -276,7 +346,8 @@ enum AdminRoutes {
             }
             return json(["channels": admin.channels.list(bundleID: bundleID, environment: environment).map { $0.jsonObject() }])
         }
-        router.post("/admin/channels") { request, _ -> Response in
+        router.post("/admin/channels") { request, context -> Response in
+            let admin = base.scoped(context)
             let body = try await request.body.collect(upTo: 64 * 1024)
             // JSONValue keeps `true` and `1` apart, as the policy check needs (the engine reads APNs' create so too).
             guard case .object(let object)? = JSONScanner.parse(Array(body.readableBytesView)) else {
@@ -319,24 +390,28 @@ enum AdminRoutes {
             }
         }
         router.delete("/admin/channels/:id") { _, context -> Response in
+            let admin = base.scoped(context)
             let id = pathParameter(context, "id")
             guard admin.channels.delete(id: id) else {
                 return json(["error": "no channel with this id", "parameter": "id"], status: .notFound)
             }
             return json(["deleted": id])
         }
-        router.delete("/admin/channels") { _, _ -> Response in
+        router.delete("/admin/channels") { _, context -> Response in
+            let admin = base.scoped(context)
             admin.channels.removeAll()
             return json(["cleared": true])
         }
     }
 
     /// The device registry: devices with a token, topic and environment, unregistered at a time or not.
-    static func addDeviceRoutes(to router: RouteListingRouter<BasicRequestContext>, _ admin: AdminContext) {
-        router.get("/admin/devices") { _, _ -> Response in
-            json(["devices": admin.scenario.current.devices.list().map { $0.jsonObject() }])
+    static func addDeviceRoutes(to router: RouteListingRouter<AdminRequestContext>, _ base: AdminContext) {
+        router.get("/admin/devices") { _, context -> Response in
+            let admin = base.scoped(context)
+            return json(["devices": admin.scenario.current.devices.list().map { $0.jsonObject() }])
         }
-        router.post("/admin/devices") { request, _ -> Response in
+        router.post("/admin/devices") { request, context -> Response in
+            let admin = base.scoped(context)
             let body = try await request.body.collect(upTo: 1024 * 1024)
             do throws(DeviceJSONError) {
                 let device = try Device(json: Array(body.readableBytesView))
@@ -347,6 +422,7 @@ enum AdminRoutes {
             }
         }
         router.post("/admin/devices/:token/unregister") { request, context -> Response in
+            let admin = base.scoped(context)
             let token = pathParameter(context, "token")
             let body = try await request.body.collect(upTo: 64 * 1024)
             let timestamp: Int64
@@ -361,6 +437,7 @@ enum AdminRoutes {
             return json(device.jsonObject())
         }
         router.delete("/admin/devices/:token") { _, context -> Response in
+            let admin = base.scoped(context)
             let token = pathParameter(context, "token")
             guard admin.scenario.current.devices.remove(token: token) != nil else {
                 return json(["error": "no device with token \(token)"], status: .notFound)
@@ -401,14 +478,14 @@ enum AdminRoutes {
     }
 
     /// A path parameter, percent-decoded: a channel id is base64 and may hold `/`, which a client must encode.
-    static func pathParameter(_ context: BasicRequestContext, _ name: String) -> String {
+    static func pathParameter(_ context: AdminRequestContext, _ name: String) -> String {
         let raw = context.parameters.get(name) ?? ""
         return raw.removingPercentEncoding ?? raw
     }
 
     static func parameters(of request: Request) -> [(String, String)] {
-        // `access_token` is the admin token (see AdminTokenMiddleware), not a filter.
-        request.uri.queryParameters.filter { $0.key != "access_token" }.map { (String($0.key), String($0.value)) }
+        // `access_token` is the admin token and `tenant` whose data (see AdminTokenMiddleware), not filters.
+        request.uri.queryParameters.filter { $0.key != "access_token" && $0.key != "tenant" }.map { (String($0.key), String($0.value)) }
     }
 
     /// Recordings as Server-Sent Events: `id:` the sequence, `event: notification`, `data:` the recording's JSON
@@ -431,7 +508,7 @@ enum AdminRoutes {
         // Subscribed before the backlog is read, so nothing made in between is missed; duplicates are dropped
         // by sequence.
         do throws(AdminInputError) { try query.refuseDeliveryFilter(in: "the live feed") } catch { return badInput(error) }
-        let filter = query.streamFilter
+        let filter = admin.scope(query.streamFilter)
         let subscription = admin.liveFeed.subscribe(filter)
         let backlogFrom = query.afterSequence
         var headers = HTTPFields()

@@ -81,6 +81,7 @@ package enum ConfigurationKey: String, CaseIterable, Sendable {
     case recordCredentials = "record-credentials"
     case retention
     case adminTLS = "admin-tls"
+    case tenants
 
     /// `--port`
     package var flag: String { "--" + rawValue }
@@ -144,7 +145,7 @@ package enum ConfigurationKey: String, CaseIterable, Sendable {
         case .replica: return "This instance's name in recordings shared through a PostgreSQL store. Default the host name and process id."
         case .logFormat: return "text or json (one JSON object per line). Default text."
         case .adminToken:
-            return "Require 'Authorization: Bearer <token>' on every admin route except /healthz and /readyz. Default none."
+            return "Require 'Authorization: Bearer <token>' on every admin route except /healthz and /readyz; tenant=NAME:SECRET gives a token that sees and changes only that tenant's data. Repeatable; separate several with ';' in the environment variable. Default none."
         case .shutdownGracePeriod:
             return "How long (seconds, or 10s, 1m) in-flight streams get to finish after SIGTERM/SIGINT before connections close. Default 10."
         case .handshakeTimeout:
@@ -167,6 +168,8 @@ package enum ConfigurationKey: String, CaseIterable, Sendable {
             return "How long (seconds, or 7d) a recording is kept, in memory and in the store, besides --max-recorded; 0: as long as the count allows. Default 0."
         case .recordCredentials:
             return "redacted: a recorded provider token keeps its header and claims and a fingerprint, never its signature, wherever recordings go; full: the authorization header as sent. Default redacted."
+        case .tenants:
+            return "off, by-team, by-topic or by-host: give each team its own recordings, scenario, devices, channels and statistics, found from the provider token's team ID or the certificate's team, the topic's bundle ID, or the host name's first label. Default off."
         case .lowPriorityInterval:
             return "Priority-1 pushes to a simulated device wait for the next multiple of this (seconds, or 15m) and arrive together. Default 15m."
         }
@@ -310,7 +313,19 @@ package enum ConfigurationKey: String, CaseIterable, Sendable {
             }
             configuration.replica = name
         case .logFormat: configuration.logFormat = try choice(LogFormat.self)
-        case .adminToken: configuration.adminToken = try nonEmpty()
+        case .adminToken:
+            var tokens = AdminTokens()
+            for entry in text.split(separator: ";") where !entry.trimmingCharacters(in: .whitespaces).isEmpty {
+                do throws(AdminTokens.TokenError) {
+                    try tokens.add(entry.trimmingCharacters(in: .whitespaces))
+                } catch {
+                    // Never the value itself: it is a secret.
+                    throw ConfigurationError(source: source, message: "an admin token " + error.message)
+                }
+            }
+            guard !tokens.isEmpty else { throw ConfigurationError(source: source, message: "is empty") }
+            configuration.adminTokens = tokens
+        case .tenants: configuration.tenants = try choice(TenantMode.self)
         case .shutdownGracePeriod:
             configuration.shutdownGracePeriod = try duration(0...3600)
         case .handshakeTimeout: configuration.connectionLimits.handshakeTimeout = try duration(1...3600)

@@ -76,8 +76,15 @@ package struct ServerConfiguration: Sendable, Equatable {
         replica ?? "\(ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "apns-mock")-\(ProcessInfo.processInfo.processIdentifier)"
     }
     package var logFormat: LogFormat = .text
-    /// When set, admin routes (except health) need `Authorization: Bearer <adminToken>`.
-    package var adminToken: String?
+    /// The admin API's tokens: with any, admin routes (except health) need `Authorization: Bearer <token>`.
+    package var adminTokens = AdminTokens()
+    /// The unscoped admin token (`--admin-token SECRET`), which sees and changes every tenant.
+    package var adminToken: String? {
+        get { adminTokens.unscoped }
+        set { adminTokens.unscoped = newValue }
+    }
+    /// How the mock tells teams apart (`--tenants`).
+    package var tenants: TenantMode = .off
     package var shutdownGracePeriod: Duration = .seconds(10)
     /// How long the admin port waits for a request still arriving (a body shorter than its `content-length`), or
     /// for the next request on an idle connection. A `wait` being answered is never cut off.

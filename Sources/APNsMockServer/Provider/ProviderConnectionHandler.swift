@@ -164,7 +164,8 @@ final class ProviderConnectionHandler: ChannelDuplexHandler, RemovableChannelHan
             case .request(let stream):
                 if decide(stream, connection, receivedAt: receivedAt, started: started, context: context) { carriedOut += 1 }
             case .abandoned(let stream, let because):
-                end(stream, connection, .abandoned(at: receivedAt, because: because), .sent, context: context)
+                let outcome = stream.withRequest { processor.abandonedOutcome($0, at: receivedAt, because: because, state: engineState) }
+                end(stream, connection, outcome, .sent, context: context)
             case .finished(let stream, let outcome, let delivery):
                 end(stream, connection, outcome, delivery, context: context)
             case .libraryGoAway(let errorCode, let lastStreamID):

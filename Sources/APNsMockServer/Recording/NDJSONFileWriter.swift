@@ -99,6 +99,7 @@ final class NDJSONFileWriter: RecordBatchWriter {
     }
 
     func clear(upTo sequence: UInt64) -> String? { nil }
+    func clear(tenant: String, upTo sequence: UInt64) -> String? { nil }
 
     func close() -> String? {
         let error = flush()

@@ -18,6 +18,8 @@ package protocol RecordBatchWriter: AnyObject {
     var forgetsClearedRecordings: Bool { get }
     /// Forgets every recording up to `sequence` (`DELETE /admin/notifications`); returns the error, if any.
     func clear(upTo sequence: UInt64) -> String?
+    /// Forgets one tenant's recordings up to `sequence` (a tenant's `DELETE /admin/notifications`).
+    func clear(tenant: String, upTo sequence: UInt64) -> String?
     /// Writes out what `write` held back: called when the queue is empty, so the writer is idle only with
     /// everything written.
     func flush() -> String?
@@ -59,10 +61,19 @@ package final class WriterThreadSink: RecordingSink {
     private struct Control {
         var finishing = false
         var exited = false
-        /// The newest `cleared(upTo:)` the writer has not carried out yet.
-        var clearUpTo: UInt64?
+        /// The clears the writer has not carried out yet, in order (`nil` tenant: every recording).
+        var pendingClears: [(tenant: String?, upTo: UInt64)] = []
         /// Recordings up to this sequence were cleared: queued ones are not written.
         var clearedUpTo: UInt64 = 0
+        /// As `clearedUpTo`, for one tenant's recordings.
+        var tenantClearedUpTo: [String: UInt64] = [:]
+
+        /// Whether a recording queued before a clear was cleared since.
+        func wasCleared(_ recording: RecordedNotification) -> Bool {
+            if recording.sequence <= clearedUpTo { return true }
+            guard !tenantClearedUpTo.isEmpty, let tenant = recording.tenant, let upTo = tenantClearedUpTo[tenant] else { return false }
+            return recording.sequence <= upTo
+        }
     }
 
     /// How long the writer waits for more after a batch before it sleeps until woken: under load, a batch every
@@ -86,8 +97,17 @@ package final class WriterThreadSink: RecordingSink {
     package func cleared(upTo sequence: UInt64) {
         guard forgetsClearedRecordings else { return }
         control.withLock { control in
-            control.clearUpTo = sequence
+            control.pendingClears.append((tenant: nil, upTo: sequence))
             control.clearedUpTo = max(control.clearedUpTo, sequence)
+        }
+        wakeWriter()
+    }
+
+    package func cleared(tenant: String, upTo sequence: UInt64) {
+        guard forgetsClearedRecordings else { return }
+        control.withLock { control in
+            control.pendingClears.append((tenant: tenant, upTo: sequence))
+            control.tenantClearedUpTo[tenant] = max(control.tenantClearedUpTo[tenant] ?? 0, sequence)
         }
         wakeWriter()
     }
@@ -176,11 +196,13 @@ package final class WriterThreadSink: RecordingSink {
         // Whether the last wait was a linger that found nothing: the next wait sleeps until woken.
         var lingered = false
         while true {
-            if let upTo = control.withLock({ control -> UInt64? in
-                defer { control.clearUpTo = nil }
-                return control.clearUpTo
-            }) {
-                if let error = writer.clear(upTo: upTo) { queue.withLock { $0.failed(error) } }
+            let clears = control.withLock { control in
+                defer { control.pendingClears.removeAll() }
+                return control.pendingClears
+            }
+            for clear in clears {
+                let error = clear.tenant.map { writer.clear(tenant: $0, upTo: clear.upTo) } ?? writer.clear(upTo: clear.upTo)
+                if let error { queue.withLock { $0.failed(error) } }
             }
             var release = false
             var batch = queue.withLock { queue -> [[RecordedNotification]] in
@@ -197,7 +219,7 @@ package final class WriterThreadSink: RecordingSink {
                 wake.lock()
                 // Decided under the condition's lock, so a push between the take and the wait is not missed: it
                 // either finds the writer lingering (and the writer looks again after `linger`) or signals it.
-                if !control.withLock({ $0.finishing || $0.clearUpTo != nil }) {
+                if !control.withLock({ $0.finishing || !$0.pendingClears.isEmpty }) {
                     switch queue.withLock({ $0.idle(lingeredAlready: lingered) }) {
                     case .takeAgain:
                         break
@@ -213,13 +235,19 @@ package final class WriterThreadSink: RecordingSink {
             }
             lingered = false
             // Recordings a clear has removed from the store since they were queued are not written.
-            let clearedUpTo = control.withLock { $0.clearedUpTo }
+            // The queue is in sequence order: a tenant's clear older than this batch concerns nothing queued any more.
+            let first = batch[0][0].sequence
+            let (clearedUpTo, anyTenantCleared) = control.withLock { control in
+                if !control.tenantClearedUpTo.isEmpty { control.tenantClearedUpTo = control.tenantClearedUpTo.filter { $0.value >= first } }
+                return (control.clearedUpTo, !control.tenantClearedUpTo.isEmpty)
+            }
             var error: String?
-            if batch[0][0].sequence > clearedUpTo {
+            if first > clearedUpTo, !anyTenantCleared {
                 error = writer.write(batch)
             } else {
+                let cleared = control.withLock { $0 }
                 let kept = batch.compactMap { chunk -> [RecordedNotification]? in
-                    let kept = chunk.filter { $0.sequence > clearedUpTo }
+                    let kept = chunk.filter { !cleared.wasCleared($0) }
                     return kept.isEmpty ? nil : kept
                 }
                 if !kept.isEmpty { error = writer.write(kept) }

@@ -7,6 +7,8 @@ enum ClusterNotice: Equatable {
     case recordings(replica: String?)
     /// Every recording up to this id was deleted (`DELETE /admin/notifications`).
     case cleared(upTo: Int64, replica: String)
+    /// One tenant's recordings up to this id were deleted (its `DELETE /admin/notifications`).
+    case tenantCleared(tenant: String, upTo: Int64, replica: String)
     /// The device with this normalised token was put or removed: read its row.
     case device(token: String, replica: String)
     case devicesCleared(replica: String)
@@ -21,6 +23,7 @@ enum ClusterNotice: Equatable {
         switch self {
         case .recordings(let replica): replica.map { "r:\($0)" } ?? "r"
         case .cleared(let id, let replica): "c:\(replica):\(id)"
+        case .tenantCleared(let tenant, let id, let replica): "t:\(replica):\(id)/\(tenant)"
         case .device(let token, let replica): "d:\(replica):\(token)"
         case .devicesCleared(let replica): "D:\(replica)"
         case .channel(let id, let replica): "h:\(replica):\(id)"
@@ -36,6 +39,10 @@ enum ClusterNotice: Equatable {
         case ("c", 3):
             guard let id = Int64(parts[2]) else { return nil }
             self = .cleared(upTo: id, replica: parts[1])
+        case ("t", 3):
+            let argument = parts[2].split(separator: "/", maxSplits: 1).map(String.init)
+            guard argument.count == 2, let id = Int64(argument[0]) else { return nil }
+            self = .tenantCleared(tenant: argument[1], upTo: id, replica: parts[1])
         case ("d", 3): self = .device(token: parts[2], replica: parts[1])
         case ("D", 2): self = .devicesCleared(replica: parts[1])
         case ("h", 3): self = .channel(id: parts[2], replica: parts[1])
@@ -51,7 +58,7 @@ enum ClusterNotice: Equatable {
     var replica: String? {
         switch self {
         case .recordings(let replica): replica
-        case .cleared(_, let replica), .device(_, let replica), .devicesCleared(let replica), .channel(_, let replica),
+        case .cleared(_, let replica), .tenantCleared(_, _, let replica), .device(_, let replica), .devicesCleared(let replica), .channel(_, let replica),
             .channelsCleared(let replica), .scenario(_, let replica):
             replica
         }

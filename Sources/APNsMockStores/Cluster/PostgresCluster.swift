@@ -201,6 +201,9 @@ final class PostgresCluster: Sendable {
                     try await readRecordings(into: shared.store)
                     shared.store.clear()
                     state.withLock { $0.cursor = max($0.cursor, upTo) }
+                case .tenantCleared(let tenant, _, _):
+                    try await readRecordings(into: shared.store)
+                    shared.store.clear(tenant: tenant)
                 case .device(let token, _):
                     var found: Device?
                     for try await body in try await queries.query("SELECT body FROM apns_mock_devices WHERE token = \(token)", logger: logger)

@@ -137,6 +137,33 @@ final class PostgresRecordStore: RecordBatchWriter {
         }
     }
 
+    /// A tenant's `DELETE /admin/notifications`: its rows go, on every replica (each clears that tenant in memory
+    /// on the notification); the other tenants' stay.
+    func clear(tenant: String, upTo sequence: UInt64) -> String? {
+        let previous = finishInFlight()
+        let (connection, logger, replica) = (self.connection, self.logger, self.replica)
+        do {
+            try runBlocking {
+                try await Self.transaction(connection, logger: logger) {
+                    var last: Int64 = 0
+                    for try await id in try await connection.query("SELECT coalesce(max(id), 0) FROM apns_mock_recordings", logger: logger)
+                        .decode(Int64.self)
+                    {
+                        last = id
+                    }
+                    try await connection.query(
+                        "DELETE FROM apns_mock_recordings WHERE id <= \(last) AND (extras::json ->> 'tenant') = \(tenant)", logger: logger
+                    )
+                    let payload = ClusterNotice.tenantCleared(tenant: tenant, upTo: last, replica: replica).payload
+                    try await connection.query("SELECT pg_notify(\(PostgresSchema.channel), \(payload))", logger: logger)
+                }
+            }
+            return previous
+        } catch {
+            return previous ?? PostgresConnector.describe(error)
+        }
+    }
+
     func close() -> String? {
         let last = finishInFlight()
         // The table ends bounded: the last batch's rows may pass `--max-recorded` until one more DELETE.
