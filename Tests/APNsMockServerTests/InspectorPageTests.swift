@@ -1,5 +1,8 @@
+import APNsMock
 import Foundation
 import Testing
+
+@testable import APNsMockServer
 
 /// The inspector in headless Chromium: what a tester would see for a set of pushes sent by real clients, and a
 /// push sent after the page loaded arriving through the live feed. Saves `docs/inspector.png` when
@@ -112,6 +115,34 @@ struct InspectorPageTests {
             #expect(urls.allSatisfy { !$0.contains(secret) }, "\(urls)")
             #expect(found["cookieVisibleToScripts"]?.string?.contains(secret) == false, "\(found)")
             #expect(found["cookie"] == .array([.object(["name": .string("apns_mock_admin"), "httpOnly": .bool(true), "sameSite": .string("Strict")])]), "\(found)")
+        }
+    }
+
+    /// A tenant's token, logged in: the page names its tenant, offers no other, and its feed holds only its pushes.
+    @Test(.timeLimit(.minutes(2)))
+    func aTenantsLoginSeesOnlyItsOwnPushes() async throws {
+        let secret = "tenant-a-\(UUID().uuidString)"
+        try await withTestServer(configure: {
+            $0.tenants = .byTopic
+            $0.adminTokens = AdminTokens(unscoped: "operator", scoped: [.init(tenant: "com.a.app", secret: secret)])
+        }) { server in
+            for topic in ["com.b.app", "com.a.app", "com.b.app", "com.a.app", "com.b.app"] {
+                let push = try await ProviderCurlTests.curl([
+                    "--http2", "-o", "/dev/null", "-w", "%{http_code}", "-H", "apns-topic: \(topic)", "-d", TestData.alertPayload,
+                    server.deviceURL(TestData.deviceToken()),
+                ])
+                #expect(push.stdout == "200", "\(push)")
+            }
+            let result = try await ExternalTool.run("python3", [
+                TestPaths.repositoryRoot.appendingPathComponent("Tests/Clients/inspector_login_check.py").path,
+                "--admin-port", String(server.adminPort), "--admin-token", secret, "--rows", "2",
+            ], timeout: .seconds(90))
+            #expect(result.exitCode == 0, "\(result)")
+            let found = try JSON(parsing: Array(result.stdout.utf8))
+            #expect(found["rowTenants"] == .array([.string("com.a.app"), .string("com.a.app")]), "\(found)")
+            #expect(found["tenantName"] == .string("com.a.app") && found["pickerShown"] == .bool(false), "\(found)")
+            let urls = found["urls"]?.array?.compactMap(\.string) ?? []
+            #expect(!urls.isEmpty && urls.allSatisfy { !$0.contains(secret) }, "\(urls)")
         }
     }
 }

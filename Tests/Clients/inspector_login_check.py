@@ -3,7 +3,9 @@
 chromium-driver): the login form, then the page with its live feed, and every URL the page requested (resources,
 the live feed) as the browser saw them; prints the findings as JSON.
 
-  inspector_login_check.py --admin-port A --admin-token T
+  inspector_login_check.py --admin-port A --admin-token T [--rows N]
+
+With --rows, waits for N rows in the feed and reports each row's tenant and the tenant the header names.
 """
 import argparse
 import json
@@ -17,6 +19,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--admin-port", type=int, required=True)
     parser.add_argument("--admin-token", required=True)
+    parser.add_argument("--rows", type=int)
     args = parser.parse_args()
     driver = chromium.start(performance_log=True)
     wait = WebDriverWait(driver, 15)
@@ -37,6 +40,14 @@ def main() -> int:
         wait.until(lambda d: d.find_element(By.ID, "feed").get_attribute("data-live") == "true")
         wait.until(lambda d: d.find_element(By.ID, "stats").text != "…")
         found["stats"] = driver.find_element(By.ID, "stats").text
+        if args.rows is not None:
+            wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#feed tbody tr")) >= args.rows)
+            wait.until(lambda d: d.find_element(By.ID, "tenant-name").text != "")
+            page = driver.execute_script(
+                "return { rows: [...document.querySelectorAll('#feed tbody tr')].map(r => r.dataset.tenant),"
+                " tenant: document.getElementById('tenant-name').textContent,"
+                " picker: !document.getElementById('tenant').hidden }")
+            found.update({"rowTenants": page["rows"], "tenantName": page["tenant"], "pickerShown": page["picker"]})
         found["cookieVisibleToScripts"] = driver.execute_script("return document.cookie")
         found["urls"] = chromium.requested_urls(driver)
         cookies = driver.get_cookies()

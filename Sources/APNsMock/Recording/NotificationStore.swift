@@ -11,6 +11,8 @@ public struct RecorderStatistics: Sendable, Equatable {
     public var byKind: [String: Int] = [:]
     /// Recordings with payload warnings, by warning code.
     public var byWarning: [String: Int] = [:]
+    /// Recordings by tenant (`--tenants`), since start or the last clear (a tenant's own clear zeroes its count).
+    public var byTenant: [String: Int] = [:]
     /// Requests that ended without an answer (client reset, connection lost).
     public var abandoned: Int = 0
     /// Oldest recordings dropped to stay within capacity (or within the retention).
@@ -94,6 +96,7 @@ public final class NotificationStore: Sendable {
         /// dictionary update per recording hashed its key's text every time.
         var kindRun = RepeatCount<BroadcastRecord.Kind>()
         var warningRun = RepeatCount<[PayloadWarning]>()
+        var tenantRun = RepeatCount<String>()
         var waiters: [UInt64: Waiter] = [:]
         var nextWaiterID: UInt64 = 1
         /// Waiters whose deadline passed before they were registered.
@@ -288,6 +291,10 @@ public final class NotificationStore: Sendable {
         if !warnings.isEmpty, let (ended, count) = state.warningRun.add(warnings) {
             state.statistics.count(warnings: ended, times: count)
         }
+        // Counted in runs too: a connection's pushes are one tenant's.
+        if let tenant = recording.tenant, let (ended, count) = state.tenantRun.add(tenant) {
+            state.statistics.byTenant[ended, default: 0] += count
+        }
         if state.records.count >= capacity, let evicted = state.records.popFirst() {
             Self.evicted(evicted, from: &state)
         }
@@ -402,6 +409,7 @@ public final class NotificationStore: Sendable {
             if state.answered200 > 0 { statistics.byStatus[200, default: 0] += state.answered200 }
             if let kind = state.kindRun.value { statistics.count(kind: kind, times: state.kindRun.count) }
             if let warnings = state.warningRun.value { statistics.count(warnings: warnings, times: state.warningRun.count) }
+            if let tenant = state.tenantRun.value { statistics.byTenant[tenant, default: 0] += state.tenantRun.count }
             return statistics
         }
     }
@@ -418,6 +426,7 @@ public final class NotificationStore: Sendable {
             state.answered200 = 0
             state.kindRun = RepeatCount()
             state.warningRun = RepeatCount()
+            state.tenantRun = RepeatCount()
             for id in state.waiters.keys { state.waiters[id]!.matched = 0 }
             return state.nextSequence - 1
         }
@@ -435,6 +444,9 @@ public final class NotificationStore: Sendable {
             }
             state.records = kept
             state.statistics.stored = state.records.count
+            if let current = state.tenantRun.value { state.statistics.byTenant[current, default: 0] += state.tenantRun.count }
+            state.tenantRun = RepeatCount()
+            state.statistics.byTenant[tenant] = 0
             for id in state.waiters.keys where state.waiters[id]!.query.tenant == tenant { state.waiters[id]!.matched = 0 }
             return gone
         }

@@ -83,15 +83,11 @@ extension AdminContext {
             } as Any,
         ]
         if let tenants {
-            object["tenants"] = ["mode": tenants.mode.rawValue, "limit": tenants.limit] as [String: Any]
-            if let tenant {
-                object["tenant"] = tenant
-            } else {
-                object["tenants"] = [
-                    "mode": tenants.mode.rawValue, "limit": tenants.limit,
-                    "names": tenants.all.map(\.name),
-                ] as [String: Any]
-            }
+            // A tenant's token is not told which other tenants there are.
+            var about: [String: Any] = ["mode": tenants.mode.rawValue, "limit": tenants.limit]
+            if !tokenIsScoped { about["names"] = tenants.all.map(\.name) }
+            object["tenants"] = about
+            object["tenant"] = tenant as Any
         }
         return object
     }

@@ -56,9 +56,14 @@ package struct AdminContext: Sendable {
         self.tenants = tenants
     }
 
+    /// The request's token is one tenant's: it may not list the others.
+    private(set) var tokenIsScoped = false
+
     /// This context for the request's tenant (see `AdminTokenMiddleware`).
     func scoped(_ context: AdminRequestContext) -> AdminContext {
-        scoped(toTenant: context.tenant)
+        var scoped = scoped(toTenant: context.tenant)
+        scoped.tokenIsScoped = context.tokenTenant != nil
+        return scoped
     }
 
     /// This context for `tenant`: its scenario, devices and channels, and its recordings only. A tenant named for
@@ -146,8 +151,16 @@ enum AdminRoutes {
                     help: "Calls that changed the mock through the admin API since start, by kind (scenario, reset, devices, clock, …)."
                 )
             }
+            let recorder = admin.store.statistics()
+            // Bounded: a tenant past `--tenants`' limit is counted as `overflow`. A tenant's token sees its own row.
+            let tenants = recorder.byTenant.sorted { $0.key < $1.key }.filter { admin.tenant == nil || $0.key == admin.tenant }.map { name, count in
+                (
+                    name: "tenant_recorded", unit: "", labels: [("tenant", name)], value: Double(count),
+                    help: "Recordings by tenant (--tenants), since start or the last clear (a tenant's clear zeroes its own)."
+                )
+            }
             let text = admin.metrics.render(
-                tracker: admin.tracker, recorder: admin.store.statistics(), sinks: admin.recorder.sinkStatistics(), extra: hits + deliveries + changes
+                tracker: admin.tracker, recorder: recorder, sinks: admin.recorder.sinkStatistics(), extra: hits + deliveries + changes + tenants
             )
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"

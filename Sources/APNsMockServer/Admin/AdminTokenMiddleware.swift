@@ -37,6 +37,7 @@ struct AdminTokenMiddleware: RouterMiddleware {
                 return response
             }
             tokenTenant = match.tenant
+            context.tokenTenant = match.tenant
             context.tokenName = match.name
         }
         let named = request.uri.queryParameters["tenant"].map(String.init) ?? request.headers[Self.tenantHeader]

@@ -55,7 +55,7 @@ enum InspectorPage {
 </style>
 </head>
 <body>
-<header><h1>apns-mock inspector</h1><span id="stats">…</span><span id="feed-state" class="warn"></span></header>
+<header><h1>apns-mock inspector</h1><span id="tenant-box" hidden>tenant <select id="tenant"></select><span id="tenant-name"></span></span><span id="stats">…</span><span id="feed-state" class="warn"></span></header>
 <div id="access-warning" hidden></div>
 <form id="login" method="post" action="/admin/login" hidden>
   <h2>This mock asks for its admin token</h2>
@@ -70,7 +70,7 @@ enum InspectorPage {
       <input id="f-token" placeholder="token"><input id="f-topic" placeholder="topic">
       <input id="f-status" placeholder="status" size="5"><button id="f-apply">Filter</button>
     </div>
-    <table id="feed"><thead><tr><th>#</th><th>time</th><th>token</th><th>topic</th><th>type</th><th>prio</th><th>answer</th><th>auth</th><th>warnings</th><th>rule</th></tr></thead><tbody></tbody></table>
+    <table id="feed"><thead><tr><th>#</th><th>time</th><th>token</th><th>topic</th><th>type</th><th>prio</th><th>answer</th><th>auth</th><th>warnings</th><th>rule</th><th>tenant</th></tr></thead><tbody></tbody></table>
   </section>
   <section>
     <h2>Recording</h2>
@@ -107,8 +107,12 @@ enum InspectorPage {
 <script>
 "use strict";
 // The admin token, when there is one, travels in the login cookie the browser sends by itself: never in a URL.
+// The tenant looked at (`--tenants`, an unscoped token) does: it is no secret, and the page's own ?tenant= picks it.
+let tenant = new URLSearchParams(location.search).get("tenant") || "";
 function url(path, params) {
-  const text = new URLSearchParams(params || {}).toString();
+  const all = Object.assign({}, params || {});
+  if (tenant) all.tenant = tenant;
+  const text = new URLSearchParams(all).toString();
   return path + (text ? "?" + text : "");
 }
 async function getJSON(path, params) { const r = await fetch(url(path, params)); return { status: r.status, body: await r.json() }; }
@@ -133,13 +137,14 @@ function addRow(r, prepend) {
   const response = r.response;
   const answer = response ? (response.status + (response.reason ? " " + response.reason : "")) : "no answer";
   const header = name => (r.headers.find(h => h.name === name) || {}).value || "";
-  const row = el("tr", { "data-sequence": r.sequence },
+  const row = el("tr", { "data-sequence": r.sequence, "data-tenant": r.tenant || "" },
     el("td", {}, String(r.sequence)), el("td", {}, r.receivedAt.slice(11, 23)),
     el("td", { title: r.deviceToken || "" }, short(r.deviceToken || r.channelId)), el("td", {}, r.topic || r.bundleId || ""),
     el("td", {}, r.pushType || r.kind), el("td", {}, header("apns-priority")),
     el("td", { class: response && response.status < 300 ? "status-200" : "status-err" }, answer),
     el("td", {}, r.authentication ? r.authentication.method : ""),
-    el("td", { class: "warn" }, (r.warnings || []).map(w => w.code).join(", ")), el("td", {}, r.scenarioRule || ""));
+    el("td", { class: "warn" }, (r.warnings || []).map(w => w.code).join(", ")), el("td", {}, r.scenarioRule || ""),
+    el("td", {}, r.tenant || ""));
   row.addEventListener("click", () => showDetail(r));
   const body = document.querySelector("#feed tbody");
   if (prepend) body.prepend(row); else body.append(row);
@@ -321,7 +326,26 @@ async function refreshStats() {
   document.getElementById("stats").textContent = s.received + " received (" + byStatus + ") · " + s.connections.open + " connections open";
   const banner = document.getElementById("access-warning"), warning = s.adminAccess && s.adminAccess.warning;
   banner.hidden = !warning; banner.textContent = warning ? "Open to the network: " + warning : "";
+  drawTenants(s);
 }
+// With tenants: a tenant's token sees its own, named; an unscoped one picks a tenant, or all of them.
+function drawTenants(s) {
+  document.getElementById("tenant-box").hidden = !s.tenants;
+  if (!s.tenants) return;
+  const select = document.getElementById("tenant"), name = document.getElementById("tenant-name");
+  select.hidden = !s.tenants.names;
+  name.textContent = s.tenants.names ? "" : s.tenant || "";
+  if (!s.tenants.names) return;
+  const names = [""].concat(s.tenants.names);
+  if (select.dataset.names === names.join(",")) return;
+  select.dataset.names = names.join(",");
+  select.textContent = "";
+  for (const n of names) { const option = el("option", { value: n }, n || "all tenants"); option.selected = n === tenant; select.append(option); }
+}
+document.getElementById("tenant").addEventListener("change", event => {
+  tenant = event.target.value; selectedDevice = null; drawnDevices = null; previewBefore = null;
+  startFeed(); renderPreview(); loadScenario(); refresh();
+});
 // The device list is redrawn with the stats, except while one of its state menus is open.
 async function refresh() { refreshStats(); if (!(document.activeElement && document.activeElement.closest("#devices"))) loadDevices(); }
 // With an admin token and no login yet, the page shows the login form and nothing else.
