@@ -15,7 +15,9 @@ package struct ServerCertificateProfile: Sendable, Hashable {
     package static let maximumValidityDaysAcceptedByApple = 825
 
     /// The certificate apns-mock serves: every host name an APNs client may be pointed at
-    /// (the real APNs hosts, for clients redirected via `/etc/hosts` or DNS), plus loopback.
+    /// (the real APNs hosts, for clients redirected via `/etc/hosts` or DNS), plus loopback, plus one name per team
+    /// for `--tenants by-host` (`team-a.apns.localhost`, `team-a.apns.staging`: a wildcard covers one label, and
+    /// TLS clients refuse one over a single-label name, hence the two labels after it).
     package static let apnsMock = ServerCertificateProfile(
         commonName: "apns-mock",
         dnsNames: [
@@ -24,6 +26,8 @@ package struct ServerCertificateProfile: Sendable, Hashable {
             "api.push.apple.com",
             "api.development.push.apple.com",
             "apns-mock",
+            "*.apns.localhost",
+            "*.apns.staging",
         ],
         ipAddresses: ["127.0.0.1", "::1"]
     )

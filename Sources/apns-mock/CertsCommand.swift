@@ -7,7 +7,7 @@ struct CertsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "certs",
         abstract: "Make development certificates and signing keys.",
-        subcommands: [Generate.self, Client.self]
+        subcommands: [Generate.self, Client.self, Server.self]
     )
 
     struct Generate: ParsableCommand {
@@ -66,6 +66,35 @@ struct CertsCommand: ParsableCommand {
                 for path in try authority.writeClientCertificate(topics: topics, environment: environments, to: out, name: name, teamID: teamID) {
                     print(path)
                 }
+            } catch {
+                throw ValidationError("\(error)")
+            }
+        }
+    }
+
+    /// A server certificate from the development CA, for host names of one's own (a staging domain for
+    /// `--tenants by-host`), so clients that trust `ca.pem` keep trusting the mock.
+    struct Server: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Issue a TLS server certificate, signed by the development CA, for apns-mock's names and any given with "
+                + "--dns (e.g. '*.apns.example.com'), as server.pem and server-key.pem."
+        )
+
+        @Option(name: .customLong("dns"), help: "A host name to add (a wildcard covers one label). Repeatable.")
+        var dnsNames: [String] = []
+        @Option(help: "Folder to write into (created if missing).") var out: String = "."
+        @Option(name: .customLong("certs-dir"), help: "Where the CA (ca.pem, ca-key.pem) is. Default $APNS_MOCK_CERTS_DIR, else Certs.")
+        var certsDir: String = ProcessInfo.processInfo.environment["APNS_MOCK_CERTS_DIR"] ?? "Certs"
+
+        func run() throws {
+            do {
+                let authority = try CertificateAuthority(
+                    certificateFile: certsDir + "/" + DevelopmentCertificateSet.FileName.caCertificate,
+                    privateKeyFile: certsDir + "/" + DevelopmentCertificateSet.FileName.caPrivateKey
+                )
+                var profile = ServerCertificateProfile.apnsMock
+                profile.dnsNames += dnsNames.filter { !profile.dnsNames.contains($0) }
+                for path in try authority.writeServerCertificate(profile, to: out) { print(path) }
             } catch {
                 throw ValidationError("\(error)")
             }

@@ -80,6 +80,8 @@ struct DevelopmentCertificateSetTests {
             .dnsName("api.push.apple.com"),
             .dnsName("api.development.push.apple.com"),
             .dnsName("apns-mock"),
+            .dnsName("*.apns.localhost"),
+            .dnsName("*.apns.staging"),
             .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
             .ipAddress(ASN1OctetString(contentBytes: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1])),
         ]

@@ -147,6 +147,27 @@ struct TenantEndToEndTests {
         }
     }
 
+    /// By host name: each team points its client at its own name, which the server certificate covers
+    /// (`*.apns.localhost`); curl checks the name against the certificate, as every client does.
+    @Test func byHostEachTeamsHostNameIsItsTenant() async throws {
+        try await withTestServer(configure: { $0.tenants = .byHost }) { server in
+            let port = server.server.providerPort
+            for (host, count) in [("team-a.apns.localhost", 2), ("team-b.apns.localhost", 3)] {
+                for _ in 0..<count {
+                    let push = try await ProviderCurlTests.curl([
+                        "--http2", "-o", "/dev/null", "-w", "%{http_code}", "--connect-to", "\(host):\(port):127.0.0.1:\(port)",
+                        "-H", "apns-topic: \(TestData.topic)", "-d", TestData.alertPayload,
+                        "https://\(host):\(port)/3/device/\(TestData.deviceToken())",
+                    ])
+                    #expect(push.stdout == "200", "\(push)")
+                }
+            }
+            let recorded = try await server.admin.notifications()
+            #expect(recorded.map { $0.json["tenant"]?.string } == ["team-a", "team-a", "team-b", "team-b", "team-b"], "\(recorded)")
+            #expect(try await server.admin.notifications([("tenant", "team-b")]).count == 3)
+        }
+    }
+
     /// One admin call with curl: its status and body.
     static func raw(_ server: TestServer, _ method: String, _ path: String, token: String?) async throws -> (status: Int, body: String) {
         var arguments = ["--silent", "--max-time", "15", "-X", method, "-w", "\n%{http_code}"]
