@@ -43,6 +43,12 @@ public final class MockAPNs: APNsMockAdministration {
     public var adminClient: APNsMockAdminClient {
         APNsMockAdminClient(baseURL: adminURL.absoluteString, adminToken: serverConfiguration.adminToken)
     }
+    /// The admin calls of one tenant (the `tenants` setting): its recordings, scenario, devices and channels only,
+    /// over HTTP with this mock's admin token. The mock's own calls (``notifications(matching:limit:)``, …) see every
+    /// tenant's recordings and act on the pushes that name none.
+    public func adminClient(tenant: String) -> APNsMockAdminClient {
+        APNsMockAdminClient(baseURL: adminURL.absoluteString, adminToken: serverConfiguration.adminToken, tenant: tenant)
+    }
 
     let server: MockServer
     private let temporaryDirectory: URL?

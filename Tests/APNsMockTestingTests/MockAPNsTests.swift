@@ -231,6 +231,23 @@ import Testing
         await mock.stop()
     }
 
+    /// Two apps' tests sharing one mock by topic: each tenant's client sees its own pushes and scenario only.
+    @Test func aTenantsAdminClientSeesOnlyItsOwn() async throws {
+        let mock = try await MockAPNs.start(.init(["auth": "none", "tenants": "by-topic"]))
+        let (appA, appB) = (mock.adminClient(tenant: "com.a.app"), mock.adminClient(tenant: "com.b.app"))
+        _ = try await appB.setScenario(yaml: "name: b-down\nrules:\n  - name: down\n    reason: ServiceUnavailable\n")
+        let (tokenA, tokenB) = (Self.deviceToken(), Self.deviceToken())
+        try await Provider.with(mock) { (provider: Provider) async throws in
+            #expect(try await provider.push(to: tokenA, payload: "{}", bearer: nil, headers: [("apns-topic", "com.a.app")]).status == 200)
+            #expect(try await provider.push(to: tokenB, payload: "{}", bearer: nil, headers: [("apns-topic", "com.b.app")]).status == 503)
+        }
+        #expect(try await appA.notifications(matching: NotificationFilter(), limit: nil).map(\.tenant) == ["com.a.app"])
+        #expect(try await appB.notifications(matching: NotificationFilter(), limit: nil).map(\.tenant) == ["com.b.app"])
+        #expect(try await appA.scenario().name != "b-down")
+        #expect(try await mock.notifications(matching: NotificationFilter(), limit: nil).count == 2)
+        await mock.stop()
+    }
+
     @Test func aStartedMockStopsOnRequestAndAgain() async throws {
         let mock = try await MockAPNs.start()
         #expect(try await mock.statistics().received == 0)
@@ -279,7 +296,7 @@ struct Provider {
     ) async throws -> (status: Int, body: String, apnsID: String?, uniqueID: String?) {
         var request = HTTPClientRequest(url: mock.providerURL.absoluteString + "/3/device/" + token)
         request.method = .POST
-        request.headers.add(name: "apns-topic", value: Self.topic)
+        if !headers.contains(where: { $0.0 == "apns-topic" }) { request.headers.add(name: "apns-topic", value: Self.topic) }
         request.headers.add(name: "apns-push-type", value: "alert")
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         let authorization: String? = switch bearer {
