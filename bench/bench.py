@@ -1319,6 +1319,11 @@ def targets(summaries: list[dict], memory: dict | None) -> list[dict]:
             add(name, paired, f">= {floor:.2f}", paired >= floor, f"{fmt_share(paired)} paired (medians: {fmt_share(medians)})")
         elif plain and variant:
             add(name, round(variant / plain, 2), f">= {floor:.2f}", variant / plain >= floor, fmt_share(variant / plain))
+    # Issue 51: tenants cost at most 3% CPU per push, paired by round with plain apns-mock.
+    tenants_cpu = get("tenants", "apns-mock", "cpu_ratio_plain")
+    if tenants_cpu:
+        add("CPU per push with --tenants by-topic vs off", round(tenants_cpu, 3), "<= 1.03", tenants_cpu <= 1.03,
+            f"{tenants_cpu:.3f}x paired")
     pa, pn = get("latency", "apns-mock", "p99_us_median"), get("latency", "nginx", "p99_us_median")
     if pa and pn:
         add("p99 latency vs nginx (-c 1 -m 1)", round(pa / pn, 2), "<= 1.5", pa / pn <= 1.5,
@@ -1555,6 +1560,10 @@ def main() -> int:
                 workloads.append(Workload("postgres", "throughput+postgres store", 4, 100, workloads[0].requests,
                                           apns_mock_args=bench.default_apns_mock_args + ["--store", address],
                                           paired_plain=True))
+            # Tenants by topic (--tenants): the same load, each push's tenant found and kept on its recording.
+            workloads.append(Workload("tenants", "throughput+tenants", 4, 100, workloads[0].requests,
+                                      apns_mock_args=bench.default_apns_mock_args + ["--tenants", "by-topic"],
+                                      paired_plain=True))
             # The same load with a live-feed reader that has stopped reading (a stalled inspector tab).
             workloads.append(Workload("livefeed", "throughput+stalled feed", 4, 100, workloads[0].requests,
                                       stalled_reader=True, paired_plain=True))

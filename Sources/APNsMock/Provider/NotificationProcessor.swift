@@ -132,8 +132,9 @@ public final class NotificationProcessor: Sendable {
         ids: inout APNsIDGenerator,
         receivedAt: Int64? = nil
     ) -> ProviderDecision {
-        if let tenants {
-            let active = tenantScenario(of: request, tenants: tenants, state: &state)
+        // Tested, not bound: without tenants, a bound `nil` still went through the runtime's retain and release.
+        if tenants != nil {
+            let active = tenantScenario(of: request, tenants: tenants.unsafelyUnwrapped, state: &state)
             if state.engine?.generation != active.generation { state.engine = active.current }
         } else if state.engine?.generation != scenario.generation {
             state.engine = scenario.current

@@ -292,7 +292,7 @@ public final class NotificationStore: Sendable {
             state.statistics.count(warnings: ended, times: count)
         }
         // Counted in runs too: a connection's pushes are one tenant's.
-        if let tenant = recording.tenant, let (ended, count) = state.tenantRun.add(tenant) {
+        if tenants != nil, let tenant = recording.tenant, let (ended, count) = state.tenantRun.add(tenant) {
             state.statistics.byTenant[ended, default: 0] += count
         }
         if state.records.count >= capacity, let evicted = state.records.popFirst() {

@@ -16,6 +16,12 @@ info:
     `/admin/login` needs `Authorization: Bearer <token>` (or the inspector's login cookie, or `access_token=<token>`
     in the query, kept for older scripts) and answers `401` without it.
 
+    With `--tenants`, every route acts for one tenant or for all. A token given as `tenant=NAME:SECRET` acts for
+    that tenant only: its recordings, scenario, devices, channels, clock and statistics; another tenant's recording
+    by ID, or naming another tenant, is `404`. The unscoped token (or none) sees every tenant and acts for the one
+    a call names with `tenant=NAME` in its query or the `APNs-Mock-Tenant: NAME` header. Without `--tenants`,
+    naming a tenant is `400`. See docs/sharing.md.
+
     Every query parameter is checked: an unknown name, a value that does not parse or a filter given twice is
     `400 {"error", "parameter"}`, so a typo never silently matches everything. Filters also accept the
     recordings' camelCase spellings (`deviceToken`, `pushType`, `apnsId`, …).
@@ -1001,6 +1007,7 @@ components:
         kind: { $ref: "#/components/schemas/Kind" }
         bundleId: { type: string }
         channelId: { type: string }
+        tenant: { type: string, description: "The tenant it was decided for; only with --tenants." }
         method: { type: string }
         path: { type: string }
         authority: { $ref: "#/components/schemas/NullableString" }
@@ -1062,6 +1069,15 @@ components:
         byKind: { type: object, additionalProperties: { type: integer } }
         byWarning: { type: object, additionalProperties: { type: integer } }
         abandoned: { type: integer }
+        tenant: { type: [string, "null"], description: "With --tenants: the tenant counted (its recordings kept now); null: every tenant." }
+        tenants:
+          type: object
+          description: Only with --tenants.
+          required: [mode, limit]
+          properties:
+            mode: { type: string, enum: [by-team, by-topic, by-host] }
+            limit: { type: integer, description: Tenants kept apart; past it, new ones share `overflow`. }
+            names: { type: array, items: { type: string }, description: The tenants met; not shown to a tenant's token. }
         recorder:
           type: object
           required: [stored, capacity, evicted, expired, retention]
