@@ -46,6 +46,11 @@ public final class NotificationProcessor: Sendable {
     /// The tenants (`--tenants`), each deciding with its own scenario, devices and channels; `nil` when off, and
     /// `scenario` decides for everyone.
     public let tenants: TenantDirectory?
+    /// `tenants != nil`, kept as a flag: the request path tests it, and testing the reference loaded it through
+    /// the runtime's retain and release, even when `nil`.
+    private let hasTenants: Bool
+    /// The tenants' resolver, a value: read for every push without touching the directory every event loop shares.
+    private let tenantResolver: TenantResolver
     private let now: @Sendable () -> Int64
 
     /// - Parameter now: the wall clock in milliseconds since the epoch (injectable for tests).
@@ -61,6 +66,8 @@ public final class NotificationProcessor: Sendable {
         now: @escaping @Sendable () -> Int64 = WallClock.milliseconds
     ) {
         self.tenants = tenants.flatMap { $0.mode == .off ? nil : $0 }
+        self.hasTenants = self.tenants != nil
+        self.tenantResolver = self.tenants?.resolver ?? TenantResolver(mode: .off)
         self.broadcastValidator = broadcastValidator
         self.lint = lint
         self.validator = validator
@@ -132,10 +139,14 @@ public final class NotificationProcessor: Sendable {
         ids: inout APNsIDGenerator,
         receivedAt: Int64? = nil
     ) -> ProviderDecision {
-        // Tested, not bound: without tenants, a bound `nil` still went through the runtime's retain and release.
-        if tenants != nil {
-            let active = tenantScenario(of: request, tenants: tenants.unsafelyUnwrapped, state: &state)
-            if state.engine?.generation != active.generation { state.engine = active.current }
+        if hasTenants {
+            if state.tenant.isNone || !tenantResolver.carries(state.tenant.unsafelyUnwrapped.key, in: request, certificate: state.auth.certificate) {
+                findTenant(of: request, tenants: tenants.unsafelyUnwrapped, state: &state)
+            }
+            // Borrowed, as the engine below: the directory keeps every tenant's scenario.
+            let active = state.tenant.unsafelyUnwrapped.scenario
+            let generation = active._withUnsafeGuaranteedRef { $0.generation }
+            if state.engine?.generation != generation { state.engine = active._withUnsafeGuaranteedRef { $0.current } }
         } else if state.engine?.generation != scenario.generation {
             state.engine = scenario.current
         }
@@ -147,23 +158,21 @@ public final class NotificationProcessor: Sendable {
         }
     }
 
-    /// The scenario of the request's tenant, remembered with what it was read from: the connection's next request
-    /// with the same token, topic or host is the same tenant's without looking again. A connection moving to another
-    /// tenant takes that tenant's engine and connection rules afresh.
-    private func tenantScenario(of request: APNsRequest, tenants: TenantDirectory, state: inout ProviderConnectionState) -> ActiveScenario {
+    /// Finds the request's tenant and remembers it with what it was read from: the connection's next request with
+    /// the same token, topic or host is the same tenant's without looking again (`TenantResolver.carries`). A
+    /// connection moving to another tenant takes that tenant's engine and connection rules afresh.
+    private func findTenant(of request: APNsRequest, tenants: TenantDirectory, state: inout ProviderConnectionState) {
         let certificate = state.auth.certificate
         let key = tenants.resolver.key(request, headers: APNsHeaders(request, knownAuthorization: state.auth.currentAuthorization), certificate: certificate)
-        if let memo = state.tenant, memo.key == key { return memo.scenario }
         let name = tenants.keptName(of: tenants.resolver.tenant(key: key, certificate: certificate))
         if let memo = state.tenant, memo.name == name {
             state.tenant?.key = key
-            return memo.scenario
+            return
         }
         let active = tenants.scenario(for: name)
-        state.tenant = TenantMemo(key: key, name: name, scenario: active)
+        state.tenant = TenantMemo(key: key, name: name, scenario: Unmanaged.passUnretained(active))
         state.engine = nil
         state.scenario = active.current.makeConnectionState(maxConcurrentStreams: maxConcurrentStreams)
-        return active
     }
 
     private func decide(
@@ -244,7 +253,9 @@ public final class NotificationProcessor: Sendable {
         let warnings = lint && request.payloadSize > 0 ? lintWarnings(request, headers: headers, route: nil, state: &state) : []
         // A push with its connection's current token shares the previous recording's extras as they are: looked up
         // before `make`, whose optional parameter took a copy of the record only to compare it.
-        let extras = (warnings.isEmpty ? RecordExtras.shared(acceptance: outcome.acceptance, tenant: state.tenant?.name, cache: state.recordExtras) : nil)
+        // Read only with tenants: the memo's name read out of `nil` still went through the runtime, twice.
+        let tenant = hasTenants ? state.tenant?.name : nil
+        let extras = (warnings.isEmpty ? RecordExtras.shared(acceptance: outcome.acceptance, tenant: tenant, cache: state.recordExtras) : nil)
             ?? RecordExtras.make(
                 abandonedBecause: nil,
                 authentication: outcome.record,
@@ -253,7 +264,7 @@ public final class NotificationProcessor: Sendable {
                 broadcast: nil,
                 warnings: warnings,
                 acceptance: outcome.acceptance,
-                tenant: state.tenant?.name,
+                tenant: tenant,
                 cache: &state.recordExtras
             )
         // Moved into the decision (`consume`): values used again afterwards were copied, the extras retained.

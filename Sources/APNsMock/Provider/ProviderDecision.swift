@@ -107,5 +107,8 @@ struct LintMemo: Sendable {
 struct TenantMemo: Sendable {
     var key: String?
     var name: String
-    var scenario: ActiveScenario
+    /// Not retained: a tenant's scenario is never let go while its directory lives (tenants are reset, never
+    /// removed), and the processor that made this memo holds the directory. Reading a retained one moved its
+    /// reference count's cache line between the event loops' cores on every push.
+    var scenario: Unmanaged<ActiveScenario>
 }

@@ -237,7 +237,7 @@ public final class NotificationStore: Sendable {
 
     /// Some device is simulated, so accepted pushes must be handed over.
     private var hasDevices: Bool {
-        if tenants != nil { return true }
+        if let tenants { return tenants.simulatesDevices }
         guard let devices else { return false }
         return !devices.isEmpty
     }

@@ -144,7 +144,7 @@ final class RecordExtras: Sendable {
         if broadcast.isSome || !warnings.isEmpty {
             // A broadcast's extras: shared with the previous recording's when every part is the same.
             if let cached = cache, cached.isShareable, cached.hasAuthentication(authentication, acceptance: acceptance),
-                cached.broadcast == broadcast, cached.warnings == warnings, cached.tenant == tenant
+                cached.broadcast == broadcast, cached.warnings == warnings, cached.isFor(tenant: tenant)
             {
                 return cached
             }
@@ -160,7 +160,7 @@ final class RecordExtras: Sendable {
         // count's cache line moving between their cores cost more than all else that sharing saves.
         // Its case tested, not unwrapped: binding it copied the record out (and `!= nil` copies it too, see `isSome`).
         guard authentication.isSome || tenant.isSome else { return nil }
-        if let cached = cache, cached.isAuthenticationOnly, cached.tenant == tenant, cached.hasAuthentication(authentication, acceptance: acceptance) {
+        if let cached = cache, cached.isAuthenticationOnly, cached.isFor(tenant: tenant), cached.hasAuthentication(authentication, acceptance: acceptance) {
             return cached
         }
         let made = RecordExtras(
@@ -209,8 +209,15 @@ final class RecordExtras: Sendable {
     /// `cache` when a recording of a token push with acceptance `acceptance` (see `AuthenticationOutcome`) and no
     /// abandonment, rule, fault, broadcast or warning may share it as it is, without its record at hand.
     static func shared(acceptance: UInt64, tenant: String?, cache: RecordExtras?) -> RecordExtras? {
-        guard acceptance != 0, let cache, cache.isAuthenticationOnly, cache.acceptance == acceptance, cache.tenant == tenant else { return nil }
+        guard acceptance != 0, let cache, cache.isAuthenticationOnly, cache.acceptance == acceptance, cache.isFor(tenant: tenant) else { return nil }
         return cache
+    }
+
+    /// `tenant == self.tenant`, by case first: without tenants both are `nil`, and the `Optional` `==` copied both
+    /// into a tuple on every request to find that out.
+    func isFor(tenant other: String?) -> Bool {
+        if other.isNone { return tenant.isNone }
+        return tenant == other
     }
 
     /// `authentication == other`, with the stored record read in place: passed to a function or compared with

@@ -21,6 +21,26 @@ public struct TenantResolver: Sendable, Equatable {
         }
     }
 
+    /// Whether `request` carries exactly `key` (from ``key(_:headers:certificate:)`` for an earlier request), read
+    /// in place: a connection's pushes nearly always name the tenant its previous one did, and building the key's
+    /// text for each was most of what tenants cost. `false` when unsure (the key is then built and compared).
+    func carries(_ key: String?, in request: borrowing APNsRequest, certificate: CertificateIdentity?) -> Bool {
+        let head = request.head
+        switch mode {
+        case .off: return true
+        case .byTeam:
+            if certificate != nil { return key == nil }
+            guard let key else { return !head.hasCode(HeaderBlock.Code.authorization) }
+            return head.apnsValue(HeaderBlock.Code.authorization, equals: key)
+        case .byTopic:
+            guard let key, head.hasCode(HeaderBlock.Code.topic) else { return false }
+            return head.apnsValue(HeaderBlock.Code.topic, equals: key)
+        case .byHost:
+            guard let key else { return false }
+            return head.withBytes(head.authority ?? head.host) { sent in ASCII.withUTF8(of: key) { ASCII.equal($0, sent) } }
+        }
+    }
+
     /// The tenant named by `key` (from ``key(_:headers:certificate:)``).
     func tenant(key: String?, certificate: CertificateIdentity?) -> String {
         switch mode {
