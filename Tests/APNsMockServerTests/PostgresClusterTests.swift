@@ -189,4 +189,47 @@ struct PostgresClusterTests {
             }
         }
     }
+
+    /// Tenants across replicas: each replica lists a tenant's recordings whichever replica answered them, and one
+    /// tenant's clear on one replica reaches the other and leaves the other tenant's whole.
+    @Test(.timeLimit(.minutes(2)))
+    func replicasKeepTenantsApartAndShareATenantsClear() async throws {
+        try await withPostgres { postgres in
+            let store = try #require(RecordingStoreSetting(try await postgres.createDatabase()))
+            func configure(_ replica: String) -> (inout ServerConfiguration) -> Void {
+                { $0.store = store; $0.replica = replica; $0.tenants = .byTopic }
+            }
+            try await withTestServer(configure: configure("a")) { (a: TestServer) async throws -> Void in
+                try await withTestServer(configure: configure("b")) { (b: TestServer) async throws -> Void in
+                    func push(_ topic: String, to server: TestServer) async throws {
+                        let result = try await ProviderCurlTests.curl([
+                            "--http2", "-o", "/dev/null", "-w", "%{http_code}", "-H", "apns-topic: \(topic)", "-d", TestData.alertPayload,
+                            server.deviceURL(TestData.deviceToken()),
+                        ])
+                        #expect(result.stdout == "200", "\(result)")
+                    }
+                    for _ in 0..<3 { try await push("com.a.app", to: a) }
+                    for _ in 0..<2 { try await push("com.b.app", to: b) }
+                    try await push("com.a.app", to: b)
+                    let onB = try await b.admin.waitForNotifications(count: 4, timeout: "30s", [("tenant", "com.a.app")])
+                    #expect(onB.count == 4 && onB.allSatisfy { $0.json["tenant"]?.string == "com.a.app" }, "\(onB)")
+                    let onA = try await a.admin.waitForNotifications(count: 2, timeout: "30s", [("tenant", "com.b.app")])
+                    #expect(onA.count == 2 && onA.allSatisfy { $0.json["tenant"]?.string == "com.b.app" }, "\(onA)")
+
+                    let cleared = try await a.admin.request(.delete, "/admin/notifications", query: [("tenant", "com.a.app")])
+                    #expect(cleared.status == 200, "\(cleared.json)")
+                    _ = try await poll(timeout: .seconds(30), "A's recordings gone from replica b") { () -> Bool? in
+                        try await b.admin.notifications([("tenant", "com.a.app")]).isEmpty ? true : nil
+                    }
+                    #expect(try await b.admin.notifications([("tenant", "com.b.app")]).count == 2)
+                    #expect(try await a.admin.notifications([("tenant", "com.b.app")]).count == 2)
+                    #expect(try await a.admin.notifications([("tenant", "com.a.app")]).isEmpty)
+                    // The rows went too: the store's sink carried the clear out without an error.
+                    let sinks = try await a.admin.stats()["sinks"]?.array ?? []
+                    let postgresSink = try #require(sinks.first { $0["name"]?.string == "postgres" }, "\(sinks)")
+                    #expect(postgresSink["lastError"] == nil, "\(postgresSink)")
+                }
+            }
+        }
+    }
 }
