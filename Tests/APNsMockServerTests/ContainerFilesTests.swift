@@ -821,7 +821,7 @@ struct ContainerFilesTests {
     func exampleProviderScriptPushesToTheImageCommandLine() async throws {
         _ = try ExternalTool.require("curl")
         let binaryDirectory = URL(fileURLWithPath: try Self.builtBinary()).deletingLastPathComponent().path
-        let script = Self.root.appendingPathComponent("docker/provider-example.sh").path
+        let script = Self.root.appendingPathComponent("scripts/compose/provider-example.sh").path
         let deviceToken = TestData.deviceToken()
         let (status, _, output) = try await Self.withImageCommand { providerPort, adminPort, serverEnvironment in
             var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("APNS_MOCK_") }
@@ -838,7 +838,7 @@ struct ContainerFilesTests {
             )
             defer { run.cleanUp() }
             let exit = try await run.waitForExit(timeout: .seconds(60))
-            #expect(exit == 0, "docker/provider-example.sh failed\n\(run.output)")
+            #expect(exit == 0, "scripts/compose/provider-example.sh failed\n\(run.output)")
             #expect(run.stdout.contains("answered HTTP 200"), "\(run.output)")
             let recordings = try await AdminClient(port: adminPort).notifications([("token", deviceToken)])
             #expect(recordings.count == 1)
@@ -956,7 +956,7 @@ struct ContainerFilesTests {
         for mount in providerMounts {
             #expect(FileManager.default.fileExists(atPath: mount.source), "the provider mounts \(mount.source), which is missing")
         }
-        let script = Self.root.appendingPathComponent("docker/provider-example.sh").path
+        let script = Self.root.appendingPathComponent("scripts/compose/provider-example.sh").path
         #expect(providerMounts.contains { URL(fileURLWithPath: $0.source).standardized.path == script })
         let scriptText = try String(contentsOfFile: script, encoding: .utf8)
         #expect(scriptText.contains("https://apns-mock:2197"))

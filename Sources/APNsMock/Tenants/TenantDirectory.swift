@@ -73,9 +73,6 @@ public final class TenantDirectory: Sendable {
         tenants.withLock { $0.map { (name: $0.key, scenario: $0.value) } }.sorted { $0.name < $1.name }
     }
 
-    /// The scenario new tenants start with; `PUT /admin/scenario` without a tenant sets it for every tenant.
-    public var start: Scenario? { startScenario.withLock { $0 } }
-
     /// Every tenant back to its start state (`POST /admin/reset` for all), and no start scenario for new ones.
     public func resetAll() {
         startScenario.withLock { $0 = nil }

@@ -22,7 +22,6 @@ package struct AdminContext: Sendable {
     let providerIsListening: @Sendable () -> Bool
     /// When there are any, every route but the health checks needs one of them.
     let adminTokens: AdminTokens
-    var adminToken: String? { adminTokens.unscoped }
     /// This replica's part in a cluster sharing a PostgreSQL store, if it is one.
     let cluster: (any ClusterMember)?
     /// The changes made through the admin API, logged and counted.

@@ -114,32 +114,18 @@ final class PostgresRecordStore: RecordBatchWriter {
     /// `DELETE /admin/notifications`: every row committed so far goes, on every replica (they clear their memory on
     /// the notification). `sequence` is this replica's; the table is the cluster's, so all of it goes.
     func clear(upTo sequence: UInt64) -> String? {
-        // After the batch in flight, so that the rows it commits go too.
-        let previous = finishInFlight()
-        let (connection, logger, replica) = (self.connection, self.logger, self.replica)
-        do {
-            try runBlocking {
-                try await Self.transaction(connection, logger: logger) {
-                    var last: Int64 = 0
-                    for try await id in try await connection.query("SELECT coalesce(max(id), 0) FROM apns_mock_recordings", logger: logger)
-                        .decode(Int64.self)
-                    {
-                        last = id
-                    }
-                    try await connection.query("DELETE FROM apns_mock_recordings WHERE id <= \(last)", logger: logger)
-                    let payload = ClusterNotice.cleared(upTo: last, replica: replica).payload
-                    try await connection.query("SELECT pg_notify(\(PostgresSchema.channel), \(payload))", logger: logger)
-                }
-            }
-            return previous
-        } catch {
-            return previous ?? PostgresConnector.describe(error)
-        }
+        deleteCommittedRows(tenant: nil)
     }
 
     /// A tenant's `DELETE /admin/notifications`: its rows go, on every replica (each clears that tenant in memory
     /// on the notification); the other tenants' stay.
     func clear(tenant: String, upTo sequence: UInt64) -> String? {
+        deleteCommittedRows(tenant: tenant)
+    }
+
+    /// Deletes every row committed so far (`tenant`'s only, when given) and tells the other replicas, in one
+    /// transaction, after the batch in flight, so that the rows it commits go too.
+    private func deleteCommittedRows(tenant: String?) -> String? {
         let previous = finishInFlight()
         let (connection, logger, replica) = (self.connection, self.logger, self.replica)
         do {
@@ -151,11 +137,17 @@ final class PostgresRecordStore: RecordBatchWriter {
                     {
                         last = id
                     }
-                    try await connection.query(
-                        "DELETE FROM apns_mock_recordings WHERE id <= \(last) AND (extras::json ->> 'tenant') = \(tenant)", logger: logger
-                    )
-                    let payload = ClusterNotice.tenantCleared(tenant: tenant, upTo: last, replica: replica).payload
-                    try await connection.query("SELECT pg_notify(\(PostgresSchema.channel), \(payload))", logger: logger)
+                    let notice: ClusterNotice
+                    if let tenant {
+                        try await connection.query(
+                            "DELETE FROM apns_mock_recordings WHERE id <= \(last) AND (extras::json ->> 'tenant') = \(tenant)", logger: logger
+                        )
+                        notice = .tenantCleared(tenant: tenant, upTo: last, replica: replica)
+                    } else {
+                        try await connection.query("DELETE FROM apns_mock_recordings WHERE id <= \(last)", logger: logger)
+                        notice = .cleared(upTo: last, replica: replica)
+                    }
+                    try await connection.query("SELECT pg_notify(\(PostgresSchema.channel), \(notice.payload))", logger: logger)
                 }
             }
             return previous

@@ -3,7 +3,7 @@
 # then prints what the mock recorded for that device token. docker-compose.yml runs it in the `provider`
 # service; it works outside a container too:
 #
-#   APNS_URL=https://localhost:2197 ADMIN_URL=http://localhost:8080 CERTS_DIR=Certs docker/provider-example.sh
+#   APNS_URL=https://localhost:2197 ADMIN_URL=http://localhost:8080 CERTS_DIR=Certs scripts/compose/provider-example.sh
 #
 # It needs curl (with HTTP/2) and apns-mock on PATH (for `apns-mock token`). Exits 0 only when the push was
 # answered 200 and the mock recorded it.
