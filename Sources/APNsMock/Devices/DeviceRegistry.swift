@@ -44,6 +44,8 @@ public final class DeviceRegistry: Sendable {
         var firedWaiters: Set<UInt64> = []
         /// Each channel's most recent message, for devices that subscribe later (storage policy 1 only).
         var keptMessages: [String: DeliveryRecord] = [:]
+        /// The settings devices added from now on follow: the scenario's (`delivery:`), or ``basePolicy``.
+        var policy: DeliveryPolicy
 
         /// Makes a log findable by its IDs.
         mutating func index(_ record: DeliveryRecord, under key: String) {
@@ -53,12 +55,14 @@ public final class DeviceRegistry: Sendable {
 
     /// The time the device model reads.
     public let clock: MockClock
-    /// The store-and-forward settings.
-    public let policy: DeliveryPolicy
+    /// The store-and-forward settings of the command line.
+    public let basePolicy: DeliveryPolicy
+    /// The settings devices added from now on follow (a device keeps those it was added with).
+    public var policy: DeliveryPolicy { state.withLock { $0.policy } }
     /// The broadcast channels, for their storage policy.
     public let channels: ChannelRegistry?
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     /// Goes up with every change (a device, a state, a log), so a saver knows when there is something to save.
     private let revisionCounter = Atomic<UInt64>(0)
     public var revision: UInt64 { revisionCounter.load(ordering: .relaxed) }
@@ -71,9 +75,17 @@ public final class DeviceRegistry: Sendable {
 
     public init(_ devices: [Device] = [], clock: MockClock = MockClock(), policy: DeliveryPolicy = DeliveryPolicy(), channels: ChannelRegistry? = nil) {
         self.clock = clock
-        self.policy = policy
+        self.basePolicy = policy
+        self.state = Mutex(State(policy: policy))
         self.channels = channels
         for device in devices { add(device) }
+    }
+
+    /// The settings devices added from now on follow: a scenario's `delivery:` over the command line's, or (`nil`)
+    /// the command line's.
+    public func use(_ delivery: ScenarioDelivery?) {
+        let policy = delivery?.applied(to: basePolicy) ?? basePolicy
+        state.withLock { $0.policy = policy }
     }
 
     /// Adds a device, or replaces the one with the same token (keeping its place in the list; the device then
@@ -89,7 +101,7 @@ public final class DeviceRegistry: Sendable {
         let key = Device.normalizedToken(device.token)
         let topic = device.topic.lowercased()
         let now = clock.now()
-        let simulation = SimulatedDevice(state: device.state, timeline: device.timeline(), at: now, policy: policy)
+        let simulation = SimulatedDevice(state: device.state, timeline: device.timeline(), at: now, policy: self.policy)
         var device = device
         device.state = simulation.state
         state.withLock { state in
@@ -282,7 +294,8 @@ extension DeviceRegistry {
                 }
                 guard let token = recording.deviceToken else { continue }
                 let key = Device.normalizedToken(token)
-                guard state.entries[key] != nil,
+                // The device's own settings: those in force when it was added.
+                guard let policy = state.entries[key]?.simulation.policy,
                     let record = DeliveryRecord(accepted: recording, offset: offset, policy: policy)
                 else { continue }
                 let activity = state.entries[key]!.simulation.accept(record)
@@ -569,7 +582,7 @@ extension DeviceRegistry {
         state.withLock { state in
             for saved in snapshot.devices {
                 let key = Device.normalizedToken(saved.device.token)
-                let simulation = SimulatedDevice(saved: saved.simulation, policy: policy, recordings: bySequence)
+                let simulation = SimulatedDevice(saved: saved.simulation, policy: state.policy, recordings: bySequence)
                 let order = state.entries[key]?.order ?? state.nextOrder
                 if state.entries[key] == nil { state.nextOrder += 1 }
                 state.entries[key] = Entry(device: saved.device, origin: saved.origin, topic: saved.device.topic.lowercased(), order: order, simulation: simulation)

@@ -32,6 +32,7 @@ public final class ActiveScenario: Sendable {
         self.now = { clock.now() }
         self.channels = channels
         self.devices = DeviceRegistry(clock: clock, policy: delivery, channels: channels)
+        devices.use(scenario.delivery)
         self.engine = Mutex(ScenarioEngine(scenario: scenario, now: self.now, devices: devices, channels: channels))
     }
 
@@ -76,6 +77,8 @@ public final class ActiveScenario: Sendable {
         engine.withLock { engine in
             engine.devices.removeAll(origin: .scenario)
             engine.channels.removeAll(origin: .scenario)
+            // Before the new engine adds the scenario's devices: they follow its `delivery:`.
+            engine.devices.use(scenario.delivery)
             engine = ScenarioEngine(scenario: scenario, now: now, devices: engine.devices, channels: engine.channels, generation: engine.generation &+ 1)
             installedGeneration.store(engine.generation, ordering: .releasing)
         }
@@ -100,6 +103,7 @@ public final class ActiveScenario: Sendable {
         engine.withLock { engine in
             engine.devices.removeAll()
             engine.channels.removeAll()
+            engine.devices.use(nil)
             engine = ScenarioEngine(scenario: .empty, now: now, devices: engine.devices, channels: engine.channels, generation: engine.generation &+ 1)
             installedGeneration.store(engine.generation, ordering: .releasing)
         }

@@ -11,6 +11,14 @@ extension Scenario {
         if let latency = defaults.latency { defaultsObject["latency"] = Self.json(latency) }
         if let environment = defaults.environment { defaultsObject["environment"] = environment.rawValue }
         if !defaultsObject.isEmpty { object["defaults"] = defaultsObject }
+        if let delivery {
+            var deliveryObject: [String: Any] = [:]
+            if let stored = delivery.storedPerApp { deliveryObject["storedPerApp"] = stored }
+            if let storage = delivery.maximumStorage { deliveryObject["maxStorage"] = ScenarioTimeSyntax.format(milliseconds: storage) }
+            if let budget = delivery.backgroundBudget { deliveryObject["backgroundBudget"] = budget.map { $0 as Any } ?? "none" }
+            if let interval = delivery.lowPriorityInterval { deliveryObject["lowPriorityInterval"] = ScenarioTimeSyntax.format(milliseconds: interval) }
+            object["delivery"] = deliveryObject
+        }
         if !devices.isEmpty {
             object["devices"] = devices.map { device -> [String: Any] in
                 var entry: [String: Any] = [

@@ -19,6 +19,8 @@ public struct Scenario: Sendable, Equatable {
     public var connection: ScenarioConnectionPolicy
     public var outages: [ScenarioOutage]
     public var rules: [ScenarioRule]
+    /// Its simulated devices' store-and-forward settings, over the command line's (`delivery:`); `nil`: those.
+    public var delivery: ScenarioDelivery?
     /// The text it was loaded from (a file, a `PUT /admin/scenario` body), comments and all: what the inspector
     /// shows for editing. `nil` for a scenario made in code. Not part of equality: the same scenario written two
     /// ways (YAML, JSON) is the same scenario.

@@ -41,7 +41,7 @@ public enum ScenarioLoader {
 }
 
 extension ScenarioParser {
-    static let rootKeys = ["name", "description", "seed", "defaults", "devices", "channels", "connection", "outages", "rules"]
+    static let rootKeys = ["name", "description", "seed", "defaults", "delivery", "devices", "channels", "connection", "outages", "rules"]
 
     mutating func parseDocument(_ text: String, defaultName: String) -> Scenario? {
         if let problem = YAMLLimits.sizeProblem(byteCount: text.utf8.count) {
@@ -74,6 +74,7 @@ extension ScenarioParser {
         if let node = fields.value("seed") { scenario.seed = seed(node) }
         if let node = fields.value("defaults") { scenario.defaults = defaults(node) }
         if let node = fields.value("connection") { scenario.connection = connection(node) }
+        if let node = fields.value("delivery") { scenario.delivery = delivery(node) }
         if let node = fields.value("outages") { scenario.outages = outages(node) }
         // Devices before rules, wherever they are in the file: rules refer to devices by name.
         if let node = fields.value("devices") {
@@ -143,6 +144,41 @@ extension ScenarioParser {
             defaults.environment = environment(value, fields.path("environment"))
         }
         return defaults
+    }
+
+    /// `delivery: {storedPerApp: 2, maxStorage: 7d, backgroundBudget: 3, lowPriorityInterval: 15m}`, with the
+    /// command line's bounds.
+    private mutating func delivery(_ node: Node) -> ScenarioDelivery? {
+        guard let fields = fields(node, "delivery", allowed: ScenarioDelivery.keys) else { return nil }
+        var delivery = ScenarioDelivery()
+        if let value = fields.value("storedPerApp") { delivery.storedPerApp = int(value, fields.path("storedPerApp"), in: 1...10_000) }
+        if let value = fields.value("maxStorage") {
+            delivery.maximumStorage = boundedDuration(value, fields.path("maxStorage"), atMost: 366 * DeliveryPolicy.day, "366d")
+        }
+        if let value = fields.value("backgroundBudget") {
+            if case .scalar(let scalar) = value, scalar.string == "none" {
+                delivery.backgroundBudget = .some(nil)
+            } else if let budget = int(value, fields.path("backgroundBudget"), in: 0...1_000_000) {
+                delivery.backgroundBudget = .some(budget)
+            }
+        }
+        if let value = fields.value("lowPriorityInterval") {
+            let path = fields.path("lowPriorityInterval")
+            if let interval = boundedDuration(value, path, atMost: DeliveryPolicy.day, "1d") {
+                if interval == 0 { report(value, path, "must be longer than 0") } else { delivery.lowPriorityInterval = interval }
+            }
+        }
+        return delivery
+    }
+
+    /// A duration no longer than `limit` milliseconds (`limitText` in the message).
+    private mutating func boundedDuration(_ node: Node, _ path: String, atMost limit: Int64, _ limitText: String) -> Int64? {
+        guard let milliseconds = duration(node, path) else { return nil }
+        guard milliseconds <= limit else {
+            report(node, path, "is longer than \(limitText), the most it may be")
+            return nil
+        }
+        return milliseconds
     }
 
     private mutating func connection(_ node: Node) -> ScenarioConnectionPolicy {

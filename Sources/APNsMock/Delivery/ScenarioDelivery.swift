@@ -1,0 +1,33 @@
+/// A scenario's `delivery:` settings: the store-and-forward rules of its simulated devices where they differ from
+/// the command line's (`--stored-per-app`, `--max-storage`, `--background-budget`, `--low-priority-interval`). Each
+/// left out keeps the command line's value.
+public struct ScenarioDelivery: Sendable, Equatable {
+    public var storedPerApp: Int?
+    /// Milliseconds.
+    public var maximumStorage: Int64?
+    /// `.some(nil)`: no budget (`backgroundBudget: none`).
+    public var backgroundBudget: Int??
+    /// Milliseconds.
+    public var lowPriorityInterval: Int64?
+
+    public init(storedPerApp: Int? = nil, maximumStorage: Int64? = nil, backgroundBudget: Int?? = nil, lowPriorityInterval: Int64? = nil) {
+        self.storedPerApp = storedPerApp
+        self.maximumStorage = maximumStorage
+        self.backgroundBudget = backgroundBudget
+        self.lowPriorityInterval = lowPriorityInterval
+    }
+
+    /// `base` with these settings over it.
+    public func applied(to base: DeliveryPolicy) -> DeliveryPolicy {
+        DeliveryPolicy(
+            storedPerApp: storedPerApp ?? base.storedPerApp,
+            maximumStorage: maximumStorage ?? base.maximumStorage,
+            backgroundBudget: backgroundBudget ?? base.backgroundBudget,
+            lowPriorityInterval: lowPriorityInterval ?? base.lowPriorityInterval,
+            recordsPerDevice: base.recordsPerDevice
+        )
+    }
+
+    /// The keys of the scenario file, in the order the guide lists them.
+    static let keys = ["storedPerApp", "maxStorage", "backgroundBudget", "lowPriorityInterval"]
+}
