@@ -191,7 +191,10 @@ package final class MockServer: Sendable {
         if let devicePersistence {
             do {
                 if let snapshot = try devicePersistence.loadDevices() {
-                    let count = try scenario.devices.restore(snapshot, recordings: restored)
+                    // With tenants, every tenant's devices; without, the one registry's (a tenants snapshot's
+                    // `unidentified` devices).
+                    let count = try tenants?.restore(snapshot, recordings: restored)
+                        ?? scenario.devices.restoreEither(snapshot, recordings: restored)
                     logger.info(
                         "simulated devices loaded back from the store",
                         metadata: ["store": "\(path(of: configuration.store))", "devices": "\(count)", "clock-offset": "\(scenario.clock.jsonObject()["offset"] ?? "")"]
@@ -200,7 +203,7 @@ package final class MockServer: Sendable {
             } catch {
                 throw StartupError.store("--store \(path(of: configuration.store)): \(error)")
             }
-            let saver = DeviceStateSaver(registry: scenario.devices, persistence: devicePersistence, logger: logger)
+            let saver = DeviceStateSaver(registry: tenants ?? scenario.devices, persistence: devicePersistence, logger: logger)
             saver.start()
             started.started { await saver.finish() }
             deviceSaver = saver

@@ -10,18 +10,18 @@ package protocol DeviceStatePersistence: Sendable {
     func saveDevices(_ snapshot: [UInt8]) throws
 }
 
-/// Saves the device registry's snapshot when it has changed, at most once per `interval`, and once more when it
+/// Saves the devices' snapshot (one registry's, or every tenant's) when it has changed, at most once per `interval`, and once more when it
 /// finishes (after the last connection closed), so a restart finds the devices as they were; a crash loses at most
 /// the last `interval`.
 package final class DeviceStateSaver: Sendable {
-    private let registry: DeviceRegistry
+    private let registry: any DeviceSnapshotSource
     private let persistence: any DeviceStatePersistence
     private let interval: Duration
     private let logger: Logger
     private let saved = Mutex<UInt64?>(nil)
     private let loop = Mutex<Task<Void, Never>?>(nil)
 
-    package init(registry: DeviceRegistry, persistence: any DeviceStatePersistence, interval: Duration = .seconds(1), logger: Logger) {
+    package init(registry: any DeviceSnapshotSource, persistence: any DeviceStatePersistence, interval: Duration = .seconds(1), logger: Logger) {
         self.registry = registry
         self.persistence = persistence
         self.interval = interval
