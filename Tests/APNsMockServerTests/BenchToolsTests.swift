@@ -23,4 +23,12 @@ struct BenchToolsTests {
         )
         #expect(result.exitCode == 0, "\(result)")
     }
+
+    /// `bench/run --floor` and its quick check stop when a patch no longer applies; a change to the connection
+    /// handler that breaks one is seen here, in the change's own run, not in the next bench session.
+    @Test(arguments: ["bench/floor/no-recording.patch", "bench/floor/transport-only.patch"])
+    func theFloorPatchesApply(patch: String) async throws {
+        let result = try await ExternalTool.run("git", ["apply", "--check", patch], workingDirectory: Self.root)
+        #expect(result.exitCode == 0, "\(patch) no longer applies: remake it (bench/README.md, \"Where a push's CPU goes\")\n\(result)")
+    }
 }
