@@ -175,7 +175,9 @@ package final class MockServer: Sendable {
         }
         let liveFeed = LiveFeed()
         sinks.append(liveFeed)
-        let tenants = Self.makeTenants(configuration: configuration, primary: scenario)
+        // The devices' delivery data points go to the sinks that write them (the record file, the live feed).
+        scenario.devices.reportDeliveries(to: sinks)
+        let tenants = Self.makeTenants(configuration: configuration, primary: scenario, sinks: sinks)
         let recorder = Recorder(
             capacity: configuration.maxRecorded, sinks: sinks, backPressure: backPressure, devices: scenario.devices,
             credentials: configuration.recordCredentials, retention: configuration.retention, tenants: tenants
@@ -322,14 +324,16 @@ package final class MockServer: Sendable {
     }
 
     /// `--tenants`: each tenant's scenario made as the primary one was, with the start scenario in force.
-    private static func makeTenants(configuration: ServerConfiguration, primary: ActiveScenario) -> TenantDirectory? {
+    private static func makeTenants(configuration: ServerConfiguration, primary: ActiveScenario, sinks: [any RecordingSink]) -> TenantDirectory? {
         guard configuration.tenants != .off else { return nil }
         return TenantDirectory(
             mode: configuration.tenants,
             primary: primary,
             startScenario: configuration.scenarioFile == nil ? nil : primary.current.scenario,
             makeScenario: {
-                ActiveScenario(channels: ChannelRegistry(limitPerApp: configuration.broadcast.maxChannelsPerApp), delivery: configuration.delivery)
+                let made = ActiveScenario(channels: ChannelRegistry(limitPerApp: configuration.broadcast.maxChannelsPerApp), delivery: configuration.delivery)
+                made.devices.reportDeliveries(to: sinks)
+                return made
             }
         )
     }

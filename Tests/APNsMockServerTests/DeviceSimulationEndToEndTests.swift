@@ -165,9 +165,12 @@ struct DeviceSimulationEndToEndTests {
     }
 
     /// The device model sits on the recording path (the store hands it accepted pushes under its lock): at load,
-    /// every answer h2load saw is a recording and a delivery log's data points, counted exactly.
+    /// every answer h2load saw is a recording and a delivery log's data points, counted exactly, in the metrics
+    /// and in the record file, each data point after its recording.
     @Test func atLoadEveryAcceptedPushIsRecordedAndDelivered() async throws {
-        try await withTestServer { server in
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-load-deliveries-\(UUID().uuidString).ndjson")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let answered = try await withTestServer(configure: { $0.recordFile = file.path }) { server in
             let phone = TestData.deviceToken()
             let register = try await BroadcastEndToEndTests.admin(server, "POST", "/admin/devices", body: #"{"token":"\#(phone)","topic":"\#(TestData.topic)"}"#)
             #expect(register.status == 201, "\(register)")
@@ -191,6 +194,90 @@ struct DeviceSimulationEndToEndTests {
             // The device keeps its newest 1,000 logs.
             let kept = try await server.admin.request(.get, "/admin/devices/\(phone)/deliveries")
             #expect(kept.json["deliveries"]?.array?.count == 1000)
+            return answered
+        }
+        // Read after shutdown, which writes everything queued.
+        var recorded: Set<Int> = []
+        var dataPoints: [String: Int] = [:]
+        var beforeItsRecording = 0
+        // Read by their members' text, not parsed: 60,000 lines through the test's JSON parser took most of a minute.
+        func number(after member: String, in line: Substring) -> Int? {
+            guard let range = line.range(of: member) else { return nil }
+            return Int(line[range.upperBound...].prefix { $0.isNumber })
+        }
+        for line in try String(contentsOf: file, encoding: .utf8).split(separator: "\n") {
+            if line.hasPrefix(#"{"delivery":"#) {
+                // The log's own state is its last `state` member (its keys are sorted: `events` before `state`).
+                let state = line.ranges(of: #""state":""#).last.map { line[$0.upperBound...].prefix { $0 != "\"" } } ?? "?"
+                dataPoints[String(state), default: 0] += 1
+                if !recorded.contains(number(after: #""sequence":"#, in: line) ?? -1) { beforeItsRecording += 1 }
+            } else if let sequence = number(after: #""sequence":"#, in: line) {
+                recorded.insert(sequence)
+            }
+        }
+        #expect(recorded.count == answered)
+        #expect(dataPoints == ["received": answered, "delivered": answered], "\(dataPoints)")
+        #expect(beforeItsRecording == 0)
+    }
+
+    /// A device offline, a push to it, the device back: the push's three data points, in order, after its recording.
+    private static func offlineThenOnline(_ server: TestServer, phone: String) async throws -> RawOutcome {
+        let added = try await BroadcastEndToEndTests.admin(server, "POST", "/admin/devices", body: #"{"token":"\#(phone)","topic":"\#(TestData.topic)","state":"offline"}"#)
+        #expect(added.status == 201, "\(added)")
+        let client = try await RawPusher.open(server)
+        let sent = try await client.push(token: phone)
+        await client.close()
+        let online = try await BroadcastEndToEndTests.admin(server, "PUT", "/admin/devices/\(phone)/state", body: #"{"state":"online"}"#)
+        #expect(online.status == 200, "\(online)")
+        return sent
+    }
+
+    @Test func theRecordFileHasEachDeliveryDataPointAfterItsRecording() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-deliveries-\(UUID().uuidString).ndjson")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let phone = TestData.deviceToken()
+        try await withTestServer(configure: { $0.recordFile = file.path }) { server in
+            let sent = try await Self.offlineThenOnline(server, phone: phone)
+            #expect(sent.isBareHeaders, "a 200: \(sent)")
+            let lines = try await poll(timeout: .seconds(30), "the record file's four lines") { () -> [JSON]? in
+                guard let text = try? String(contentsOf: file, encoding: .utf8) else { return nil }
+                let lines = text.split(separator: "\n").compactMap { try? JSON(parsing: Array($0.utf8)) }
+                return lines.count >= 4 ? lines : nil
+            }
+            #expect(lines.count == 4, "\(lines)")
+            #expect(lines[0]["delivery"] == nil && lines[0]["response"]?["status"]?.int == 200, "the recording first: \(lines[0])")
+            let sequence = lines[0]["sequence"]?.int
+            let deliveries = lines.dropFirst().compactMap { $0["delivery"] }
+            #expect(deliveries.map { $0["state"]?.string } == ["received", "storedOffline", "deliveredFromStorage"], "\(lines)")
+            #expect(deliveries.allSatisfy { $0["sequence"]?.int == sequence && $0["token"]?.string == phone }, "\(lines)")
+            #expect(deliveries.map { $0["events"]?.array?.count } == [1, 2, 3], "each as its log was then: \(lines)")
+        }
+    }
+
+    @Test func theLiveFeedSendsEachDeliveryDataPointAfterItsNotification() async throws {
+        try await withTestServer { server in
+            let phone = TestData.deviceToken()
+            let events = try await LiveFeedTests.read(server, count: 3, of: "delivery") {
+                _ = try await Self.offlineThenOnline(server, phone: phone)
+            }
+            let kinds = events.array?.compactMap { $0["event"]?.string } ?? []
+            #expect(kinds == ["notification", "delivery", "delivery", "delivery"], "\(events)")
+            let deliveries = events.array?.filter { $0["event"]?.string == "delivery" } ?? []
+            #expect(deliveries.map { $0["data"]?["console"]?.string } == ["Received by APNs", "Stored – Device Offline", "Delivered to Device (From Storage)"], "\(events)")
+            #expect(deliveries.allSatisfy { $0["id"] == nil }, "a data point sets no Last-Event-ID: \(events)")
+        }
+    }
+
+    @Test func aFilteredLiveFeedSendsOnlyTheDataPointsOfTheRecordingsItMatches() async throws {
+        try await withTestServer { server in
+            let phone = TestData.deviceToken()
+            let other = TestData.deviceToken()
+            let events = try await LiveFeedTests.read(server, count: 3, of: "delivery", query: "?token=\(phone)") {
+                _ = try await Self.offlineThenOnline(server, phone: other)
+                _ = try await Self.offlineThenOnline(server, phone: phone)
+            }
+            let deliveries = events.array?.filter { $0["event"]?.string == "delivery" } ?? []
+            #expect(deliveries.count == 3 && deliveries.allSatisfy { $0["data"]?["token"]?.string == phone }, "\(events)")
         }
     }
 }

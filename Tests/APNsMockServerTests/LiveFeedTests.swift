@@ -15,10 +15,13 @@ struct LiveFeedTests {
     }
 
     /// Reads `count` notification events with httpx in a process of its own, started before the pushes.
-    static func read(_ server: TestServer, count: Int, query: String = "", lastEventID: String? = nil, pushes: () async throws -> Void) async throws -> JSON {
+    static func read(
+        _ server: TestServer, count: Int, of event: String = "notification", query: String = "", lastEventID: String? = nil,
+        pushes: () async throws -> Void
+    ) async throws -> JSON {
         let feed = try feed(server)
         let before = feed.streamsOpen
-        var arguments = [reader, "http://127.0.0.1:\(server.adminPort)/admin/notifications/stream\(query)", "--count", String(count)]
+        var arguments = [reader, "http://127.0.0.1:\(server.adminPort)/admin/notifications/stream\(query)", "--count", String(count), "--event", event]
         if let lastEventID { arguments += ["--last-event-id", lastEventID] }
         async let result = ExternalTool.run("python3", arguments, timeout: .seconds(30))
         _ = try await poll(timeout: .seconds(30), "the stream to open") { feed.streamsOpen > before ? true : nil }

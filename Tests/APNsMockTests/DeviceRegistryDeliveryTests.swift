@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import APNsMock
@@ -196,5 +197,64 @@ struct DeviceRegistryDeliveryTests {
         // Registering again through the admin API starts over.
         registry.add(Device(token: F.tokenA, topic: "com.example.app"))
         #expect(registry.deliveries(token: F.tokenA) == [])
+    }
+}
+
+/// A sink that keeps the delivery data points it is given, wanting them while `wants` says so.
+private final class DeliveryCollector: RecordingSink {
+    let name = "collector"
+    private let state = Mutex<(wants: Bool, notices: [DeliveryRecord])>((true, []))
+
+    var wants: Bool {
+        get { state.withLock { $0.wants } }
+        set { state.withLock { $0.wants = newValue } }
+    }
+    var notices: [DeliveryRecord] { state.withLock { $0.notices } }
+    var wantsDeliveries: Bool { wants }
+
+    func enqueue(deliveries: [DeliveryRecord]) { state.withLock { $0.notices += deliveries } }
+    func enqueue(_ recording: RecordedNotification) {}
+    func statistics() -> RecordingSinkStatistics { RecordingSinkStatistics(name: name, policy: .skipAhead, capacity: 0) }
+    func finish(timeout: Duration) async -> RecordingSinkStatistics { statistics() }
+}
+
+@Suite("DeviceRegistry delivery events")
+struct DeviceRegistryDeliveryEventTests {
+    @Test func eachDataPointReachesASinkThatWantsThemAsTheLogWasThen() throws {
+        let wall = ScenarioTestClock(F.start)
+        let registry = DeviceRegistry([Device(token: F.tokenA, topic: "com.example.app")], clock: MockClock(wall: wall.function))
+        let sink = DeliveryCollector()
+        registry.reportDeliveries(to: [sink])
+        _ = try registry.setState(token: F.tokenA, to: .offline)
+        let recording = RecordedNotification(
+            sequence: 7, receivedAt: F.start, connectionID: 1, streamID: 1, request: F.push(token: F.tokenA),
+            response: APNsResponse(status: 200, reason: nil, apnsID: "A-1", uniqueID: "u-A-1")
+        )
+        registry.accept([recording])
+        _ = try registry.setState(token: F.tokenA, to: .online)
+        let notices = sink.notices
+        #expect(notices.map(\.state) == [.received, .storedOffline, .deliveredFromStorage])
+        #expect(notices.map(\.events.count) == [1, 2, 3])
+        #expect(notices.allSatisfy { $0.apnsID == "A-1" && $0.sequence == 7 })
+    }
+
+    @Test func aSinkThatDoesNotWantThemIsGivenNone() throws {
+        let wall = ScenarioTestClock(F.start)
+        let registry = DeviceRegistry([Device(token: F.tokenA, topic: "com.example.app")], clock: MockClock(wall: wall.function))
+        let sink = DeliveryCollector()
+        sink.wants = false
+        registry.reportDeliveries(to: [sink])
+        registry.accept([
+            RecordedNotification(
+                sequence: 1, receivedAt: F.start, connectionID: 1, streamID: 1, request: F.push(token: F.tokenA),
+                response: APNsResponse(status: 200, reason: nil, apnsID: "A-1", uniqueID: "u-A-1")
+            )
+        ])
+        #expect(sink.notices.isEmpty)
+        // The log is kept all the same.
+        #expect(registry.delivery(id: "A-1")?.state == .delivered)
+        sink.wants = true
+        _ = try registry.setState(token: F.tokenA, to: .appRemoved)
+        #expect(sink.notices.isEmpty, "nothing stored: removing the app ends no log")
     }
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Reads apns-mock's live feed (Server-Sent Events) with httpx until COUNT notification events came, then prints
-every event as JSON: [{"id": "3", "event": "notification", "data": {...}}, {"event": "skipped", ...}, ...].
+"""Reads apns-mock's live feed (Server-Sent Events) with httpx until COUNT events of type EVENT (notification unless
+told) came, then prints every event as JSON: [{"id": "3", "event": "notification", "data": {...}}, {"event":
+"skipped", ...}, ...].
 
-  sse_read.py URL --count N [--last-event-id ID] [--timeout 20]
+  sse_read.py URL --count N [--event delivery] [--last-event-id ID] [--timeout 20]
 """
 import argparse
 import json
@@ -15,6 +16,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("url")
     parser.add_argument("--count", type=int, required=True)
+    parser.add_argument("--event", default="notification")
     parser.add_argument("--last-event-id")
     parser.add_argument("--timeout", type=float, default=20)
     args = parser.parse_args()
@@ -29,7 +31,7 @@ def main() -> int:
             if line == "":
                 if current:
                     events.append(current)
-                    if current.get("event") == "notification":
+                    if current.get("event") == args.event:
                         notifications += 1
                 current = {}
                 if notifications >= args.count:

@@ -19,15 +19,29 @@ struct SimulatedDevice: Sendable {
 
     /// What an event did: the data points it added (for the metrics), the logs that ended, and the logs that left the
     /// device's history to stay within the policy's bound (for the registry's look-up index).
+    /// With `notices`, also each log as it was at each data point, for the sinks that write delivery events (the
+    /// record file, the live feed); `nil` while none wants them, so a push costs no copy of its log.
     struct Activity: Sendable {
         var events: [DeliveryTally] = []
         var finished: [DeliveryRecord] = []
         var evicted: [DeliveryRecord] = []
+        var notices: [DeliveryRecord]?
+
+        init(reporting: Bool = false) {
+            notices = reporting ? [] : nil
+        }
+
+        /// A data point: `record` has just reached `state` (its last event).
+        mutating func note(_ record: DeliveryRecord, _ state: DeliveryState) {
+            events.append(DeliveryTally(record, state))
+            notices?.append(record)
+        }
 
         mutating func merge(_ other: Activity) {
             events += other.events
             finished += other.finished
             evicted += other.evicted
+            if let more = other.notices { notices = (notices ?? []) + more }
         }
     }
 
@@ -61,8 +75,8 @@ struct SimulatedDevice: Sendable {
     }
 
     /// The state changes at `time`; an earlier time means now. Changes scheduled for later stay scheduled.
-    mutating func change(to newState: DeviceState, at time: Int64) -> Activity {
-        var activity = advance(to: time)
+    mutating func change(to newState: DeviceState, at time: Int64, reporting: Bool = false) -> Activity {
+        var activity = advance(to: time, reporting: reporting)
         enter(newState, at: self.time, &activity)
         return activity
     }
@@ -74,8 +88,9 @@ struct SimulatedDevice: Sendable {
 
     /// Brings the device to `now`: expiries, releases and scheduled changes up to then, in time order (at one
     /// instant: expiries, then releases, then changes).
-    mutating func advance(to now: Int64) -> Activity {
-        var activity = Activity()
+    /// - Parameter reporting: the activity carries ``Activity/notices``.
+    mutating func advance(to now: Int64, reporting: Bool = false) -> Activity {
+        var activity = Activity(reporting: reporting)
         while let next = nextEventTime(), next <= now {
             time = max(time, next)
             expire(at: time, &activity)
@@ -92,10 +107,10 @@ struct SimulatedDevice: Sendable {
     }
 
     /// A push APNs accepted for this device (its log holds only `received`).
-    mutating func accept(_ accepted: DeliveryRecord) -> Activity {
-        var activity = advance(to: accepted.receivedAt)
+    mutating func accept(_ accepted: DeliveryRecord, reporting: Bool = false) -> Activity {
+        var activity = advance(to: accepted.receivedAt, reporting: reporting)
         var record = accepted
-        activity.events.append(DeliveryTally(record, .received))
+        activity.note(record, .received)
         let now = time
         switch judge(record, at: now, fromStorage: false, released: false) {
         case .deliver:
@@ -110,7 +125,7 @@ struct SimulatedDevice: Sendable {
             }
             makeRoom(for: record, at: now, &activity)
             record.events.append(DeliveryEvent(storage, at: now))
-            activity.events.append(DeliveryTally(record, storage))
+            activity.note(record, storage)
             stored.append(StoredPush(record: record, releaseAt: releaseAt))
         }
         return activity
@@ -156,11 +171,11 @@ struct SimulatedDevice: Sendable {
 
     /// A message a channel kept, reaching a device that subscribed after it was sent: from storage, as far as the
     /// device's state lets it (and never once its time ran out).
-    mutating func acceptKept(_ kept: DeliveryRecord, at now: Int64) -> Activity {
-        var activity = advance(to: now)
+    mutating func acceptKept(_ kept: DeliveryRecord, at now: Int64, reporting: Bool = false) -> Activity {
+        var activity = advance(to: now, reporting: reporting)
         var record = kept
         guard (record.expiresAt ?? .min) > time else { return activity }
-        activity.events.append(DeliveryTally(record, .received))
+        activity.note(record, .received)
         switch judge(record, at: time, fromStorage: true, released: true) {
         case .deliver:
             finish(&record, .deliveredFromStorage, at: time, &activity)
@@ -169,7 +184,7 @@ struct SimulatedDevice: Sendable {
         case .store(let storage, let releaseAt):
             makeRoom(for: record, at: time, &activity)
             record.events.append(DeliveryEvent(storage, at: time))
-            activity.events.append(DeliveryTally(record, storage))
+            activity.note(record, storage)
             stored.append(StoredPush(record: record, releaseAt: releaseAt))
         }
         return activity
@@ -245,7 +260,7 @@ struct SimulatedDevice: Sendable {
             case .store(let storage, let releaseAt):
                 if push.record.state != storage {
                     push.record.events.append(DeliveryEvent(storage, at: now))
-                    activity.events.append(DeliveryTally(push.record, storage))
+                    activity.note(push.record, storage)
                 }
                 // Never again at this instant: a window that ends now opens the next one.
                 push.releaseAt = releaseAt.map { max($0, now + 1) }
@@ -294,7 +309,7 @@ struct SimulatedDevice: Sendable {
 
     private mutating func finish(_ record: inout DeliveryRecord, _ outcome: DeliveryState, at time: Int64, _ activity: inout Activity) {
         record.events.append(DeliveryEvent(outcome, at: time))
-        activity.events.append(DeliveryTally(record, outcome))
+        activity.note(record, outcome)
         activity.finished.append(record)
         finished.append(record)
         while finished.count > policy.recordsPerDevice { activity.evicted.append(finished.removeFirst()) }

@@ -46,6 +46,10 @@ public final class DeviceRegistry: Sendable {
         var keptMessages: [String: DeliveryRecord] = [:]
         /// The settings devices added from now on follow: the scenario's (`delivery:`), or ``basePolicy``.
         var policy: DeliveryPolicy
+        /// The sinks given each data point as it happens (``reportDeliveries(to:)``).
+        var deliverySinks: [any RecordingSink] = []
+        /// Some sink wants data points now: the devices' activities then carry their logs.
+        var reporting: Bool { deliverySinks.contains { $0.wantsDeliveries } }
 
         /// Makes a log findable by its IDs.
         mutating func index(_ record: DeliveryRecord, under key: String) {
@@ -109,7 +113,7 @@ public final class DeviceRegistry: Sendable {
                 // Another replica's change to a device this one has: its registration and state, while what this
                 // replica's simulation stored and logged for it stays.
                 var entry = existing
-                let activity = entry.simulation.change(to: device.state, at: now)
+                let activity = entry.simulation.change(to: device.state, at: now, reporting: state.reporting)
                 device.state = entry.simulation.state
                 entry.device = device
                 entry.topic = topic
@@ -138,9 +142,9 @@ public final class DeviceRegistry: Sendable {
         let device = state.withLock { state -> Device? in
             guard var entry = state.entries[key] else { return nil }
             entry.device.unregisteredAt = time
-            var activity = entry.simulation.advance(to: now)
+            var activity = entry.simulation.advance(to: now, reporting: state.reporting)
             if time <= now {
-                activity.merge(entry.simulation.change(to: .appRemoved, at: now))
+                activity.merge(entry.simulation.change(to: .appRemoved, at: now, reporting: state.reporting))
             } else {
                 entry.simulation.schedule(entry.device.timeline())
             }
@@ -265,13 +269,13 @@ extension DeviceRegistry {
         let now = clock.now()
         let device = try state.withLock { state throws(DeviceStateRefused) -> Device? in
             guard var entry = state.entries[key] else { return nil }
-            var activity = entry.simulation.advance(to: now)
+            var activity = entry.simulation.advance(to: now, reporting: state.reporting)
             if entry.simulation.state == .appRemoved, newState != .appRemoved {
                 throw DeviceStateRefused(
                     message: "the app was removed from this device, and a token never comes back; register the device again (POST /admin/devices) to start over"
                 )
             }
-            activity.merge(entry.simulation.change(to: newState, at: now))
+            activity.merge(entry.simulation.change(to: newState, at: now, reporting: state.reporting))
             if newState == .appRemoved, entry.device.unregisteredAt.map({ $0 > now }) ?? true { entry.device.unregisteredAt = now }
             entry.device.state = entry.simulation.state
             state.entries[key] = entry
@@ -298,7 +302,7 @@ extension DeviceRegistry {
                 guard let policy = state.entries[key]?.simulation.policy,
                     let record = DeliveryRecord(accepted: recording, offset: offset, policy: policy)
                 else { continue }
-                let activity = state.entries[key]!.simulation.accept(record)
+                let activity = state.entries[key]!.simulation.accept(record, reporting: state.reporting)
                 state.entries[key]!.device.state = state.entries[key]!.simulation.state
                 state.index(record, under: key)
                 self.account(activity, key: key, in: &state)
@@ -316,7 +320,7 @@ extension DeviceRegistry {
         for key in Array(state.entries.keys) where state.entries[key]!.device.subscriptions.contains(channelID) {
             var record = template
             record.token = state.entries[key]!.device.token
-            let activity = state.entries[key]!.simulation.accept(record)
+            let activity = state.entries[key]!.simulation.accept(record, reporting: state.reporting)
             state.entries[key]!.device.state = state.entries[key]!.simulation.state
             state.index(record, under: key)
             self.account(activity, key: key, in: &state)
@@ -338,7 +342,7 @@ extension DeviceRegistry {
             var activity = SimulatedDevice.Activity()
             if var kept = state.keptMessages[channelID] {
                 kept.token = entry.device.token
-                activity = entry.simulation.acceptKept(kept, at: now)
+                activity = entry.simulation.acceptKept(kept, at: now, reporting: state.reporting)
                 state.index(kept, under: key)
             }
             entry.device.state = entry.simulation.state
@@ -426,6 +430,12 @@ extension DeviceRegistry {
         }
     }
 
+    /// Gives `sinks` every data point of every log from now on, as it happens: each as the log was then (its last
+    /// event the new one). Only sinks that ``RecordingSink/wantsDeliveries`` are given them, and only while they do.
+    public func reportDeliveries(to sinks: [any RecordingSink]) {
+        state.withLock { $0.deliverySinks = sinks }
+    }
+
     /// Data points of every delivery log since start, for the metrics.
     public func deliveryCounts() -> [DeliveryTally: Int] {
         state.withLock { $0.tallies }
@@ -489,15 +499,20 @@ extension DeviceRegistry {
     /// Brings one device to `now`, with the lock held.
     private func settle(_ key: String, at now: Int64, in state: inout State) {
         guard state.entries[key] != nil else { return }
-        let activity = state.entries[key]!.simulation.advance(to: now)
+        let activity = state.entries[key]!.simulation.advance(to: now, reporting: state.reporting)
         state.entries[key]!.device.state = state.entries[key]!.simulation.state
         self.account(activity, key: key, in: &state)
     }
 
-    /// Counts what an event did, forgets the logs that left the device, and wakes who waits for the device.
+    /// Counts what an event did, tells the sinks that want them its data points, forgets the logs that left the
+    /// device, and wakes who waits for the device.
     private func account(_ activity: SimulatedDevice.Activity, key: String, in state: inout State) {
         if !activity.events.isEmpty { changed() }
         for tally in activity.events { state.tallies[tally, default: 0] += 1 }
+        if let notices = activity.notices, !notices.isEmpty {
+            // With the lock held, so data points reach the sinks in the order they happened; the sinks only queue.
+            for sink in state.deliverySinks where sink.wantsDeliveries { sink.enqueue(deliveries: notices) }
+        }
         for record in activity.evicted {
             for id in record.ids where state.logIndex[id] == key {
                 state.logIndex.removeValue(forKey: id)

@@ -173,10 +173,10 @@ public final class NotificationStore: Sendable {
         var pending: RecordedNotification? = consume notification
         var expiredUpTo: UInt64?
         let sequence = state.withLock { state in
+            var accepted: RecordedNotification?
             if pending!.status == 200, hasDevices {
-                var numbered = pending!
-                numbered.sequence = state.nextSequence
-                handToDevices([numbered])
+                accepted = pending!
+                accepted!.sequence = state.nextSequence
             }
             // Inside the lock, so a record file sees recordings in sequence order.
             if let onAppend, isListening() {
@@ -184,6 +184,8 @@ public final class NotificationStore: Sendable {
                 var one = [pending!]
                 onAppend(&one)
             }
+            // After the sinks, so that a sink writing delivery events is given the recording first.
+            if let accepted { handToDevices([accepted]) }
             return insert(pending.take()!, into: &state, ready: &ready, expiredUpTo: &expiredUpTo)
         }
         for continuation in ready { continuation.resume(returning: true) }
@@ -203,14 +205,13 @@ public final class NotificationStore: Sendable {
         batch.reverseByMoving()
         var expiredUpTo: UInt64?
         state.withLock { state in
+            var accepted: [RecordedNotification] = []
             if hasDevices {
-                var accepted: [RecordedNotification] = []
                 for (offset, recording) in batch.reversed().enumerated() where recording.status == 200 {
                     var copy = recording
                     copy.sequence = state.nextSequence + UInt64(offset)
                     accepted.append(copy)
                 }
-                if !accepted.isEmpty { handToDevices(accepted) }
             }
             if let onAppend, isListening() {
                 // Numbered as `insert` will number them, and handed over in order, inside the lock. One copy each
@@ -227,6 +228,8 @@ public final class NotificationStore: Sendable {
                 numbered.removeAll(keepingCapacity: true)
                 swap(&numbered, &state.handOver)
             }
+            // After the sinks, so that a sink writing delivery events is given the recordings first.
+            if !accepted.isEmpty { handToDevices(accepted) }
             while let next = batch.popLast() {
                 _ = insert(next, into: &state, ready: &ready, expiredUpTo: &expiredUpTo)
             }

@@ -21,6 +21,13 @@ public protocol RecordingSink: AnyObject, Sendable {
     /// True for a view of everything the service received (a live feed): it is also given the recordings other
     /// replicas answered, read from a shared store. False for a sink that keeps this replica's own (a file, a store).
     var receivesOtherReplicas: Bool { get }
+    /// True while the sink writes the simulated devices' delivery events (the record file, a live feed with a
+    /// reader); the devices then hand it each data point with `enqueue(deliveries:)`.
+    var wantsDeliveries: Bool { get }
+    /// Data points of delivery logs, in the order they happened: each log as it was then, its last event the new
+    /// one. Called with a device registry's lock held: it must only queue. A data point is given after the
+    /// recording of its push.
+    func enqueue(deliveries: [DeliveryRecord])
     /// Its queue and what it has done so far.
     func statistics() -> RecordingSinkStatistics
     /// `DELETE /admin/notifications`: every recording up to this sequence number is gone from the store; a sink
@@ -36,6 +43,10 @@ extension RecordingSink {
     public var isListening: Bool { true }
 
     public var receivesOtherReplicas: Bool { false }
+
+    public var wantsDeliveries: Bool { false }
+
+    public func enqueue(deliveries: [DeliveryRecord]) {}
 
     public func cleared(upTo sequence: UInt64) {}
 

@@ -208,11 +208,13 @@ paths:
   /admin/notifications/stream:
     get:
       operationId: streamNotifications
-      summary: "The recordings as they are made, as Server-Sent Events (`event: notification`, `event: skipped`)."
+      summary: "The recordings as they are made, as Server-Sent Events (`event: notification`, `event: delivery`, `event: skipped`)."
       description: |
-        `id:` is the recording's sequence; `data:` its JSON on one line. A reader that falls behind gets
-        `event: skipped` with `{"skipped": N}`. `Last-Event-ID` (or `after=`) first replays what the store holds
-        after that sequence. A comment line every 15 s keeps idle connections open.
+        `id:` is the recording's sequence; `data:` its JSON on one line. `event: delivery` is a simulated
+        device's delivery data point (a Delivery log as it was then, after its push's recording; no `id:`). A
+        reader that falls behind gets `event: skipped` with `{"skipped": N}` (and `"deliveriesSkipped": M` for
+        data points). `Last-Event-ID` (or `after=`) first replays what the store holds after that sequence. A
+        comment line every 15 s keeps idle connections open.
       parameters:
         - $ref: "#/components/parameters/token"
         - $ref: "#/components/parameters/topic"

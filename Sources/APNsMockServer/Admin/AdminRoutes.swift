@@ -501,7 +501,8 @@ enum AdminRoutes {
     }
 
     /// Recordings as Server-Sent Events: `id:` the sequence, `event: notification`, `data:` the recording's JSON
-    /// (one line); `event: skipped` with `{"skipped": N}` when this reader fell behind and missed N; a comment
+    /// (one line); `event: delivery`, a simulated device's delivery data point (the log as it was then, after its
+    /// push's recording); `event: skipped` with `{"skipped": N}` when this reader fell behind and missed N; a comment
     /// every 15 s while nothing comes. `Last-Event-ID` (or `after=`) first sends what the store still holds after
     /// that sequence, so a reconnecting reader misses nothing the store kept.
     static func streamResponse(_ request: Request, _ admin: AdminContext) -> Response {
@@ -543,16 +544,19 @@ enum AdminRoutes {
                 }
             }
             while let batch = await subscription.next(timeout: .seconds(15)) {
-                if batch.skipped > 0 {
-                    try await writer.write(ByteBuffer(string: "event: skipped\ndata: {\"skipped\":\(batch.skipped)}\n\n"))
+                if batch.skipped > 0 || batch.deliveriesSkipped > 0 {
+                    var skipped = "{\"skipped\":\(batch.skipped)"
+                    if batch.deliveriesSkipped > 0 { skipped += ",\"deliveriesSkipped\":\(batch.deliveriesSkipped)" }
+                    try await writer.write(ByteBuffer(string: "event: skipped\ndata: \(skipped)}\n\n"))
                 }
                 let fresh = batch.recordings.filter { $0.sequence > lastSent }
-                if fresh.isEmpty, batch.skipped == 0 {
+                if fresh.isEmpty, batch.deliveries.isEmpty, batch.skipped == 0, batch.deliveriesSkipped == 0 {
                     try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
                     continue
                 }
                 var buffer = ByteBuffer()
                 for recording in fresh { buffer.writeImmutableBuffer(event(recording)) }
+                for record in batch.deliveries { buffer.writeImmutableBuffer(event(record)) }
                 if let last = fresh.last { lastSent = last.sequence }
                 try await writer.write(buffer)
             }
@@ -566,6 +570,15 @@ enum AdminRoutes {
         // The recording's JSON is one line (payload line breaks become spaces), as `data:` needs.
         var buffer = ByteBuffer(string: "id: \(recording.sequence)\nevent: notification\ndata: ")
         buffer.writeBytes(recording.jsonBytes())
+        buffer.writeString("\n\n")
+        return buffer
+    }
+
+    /// A data point of a simulated device's delivery log as a Server-Sent Event: `event: delivery`, the log as it
+    /// was then. No `id:`: a reader's `Last-Event-ID` stays the last recording's.
+    static func event(_ record: DeliveryRecord) -> ByteBuffer {
+        var buffer = ByteBuffer(string: "event: delivery\ndata: ")
+        buffer.writeBytes(JSONWriter.encode(any: record.jsonObject()))
         buffer.writeString("\n\n")
         return buffer
     }

@@ -1,4 +1,5 @@
 import APNsMock
+import DequeModule
 import Synchronization
 
 /// The recordings as they are made, for `GET /admin/notifications/stream` (Server-Sent Events): a sink of the
@@ -12,11 +13,26 @@ final class LiveFeed: RecordingSink {
     /// Recordings a stream may lag before it skips ahead.
     let capacityPerStream: Int
 
+    /// What a reader takes at once: recordings, then the delivery data points that came after them.
+    struct Batch {
+        var recordings: [RecordedNotification] = []
+        var deliveries: [DeliveryRecord] = []
+        /// Recordings, and data points, let go since the last batch because the reader fell behind.
+        var skipped: UInt64 = 0
+        var deliveriesSkipped: UInt64 = 0
+
+        var isEmpty: Bool { recordings.isEmpty && deliveries.isEmpty && skipped == 0 && deliveriesSkipped == 0 }
+    }
+
     /// One open stream: its filters and its queue, with the reader's wake-up when it waits on an empty queue.
     final class Subscription: Sendable {
         let query: NotificationQuery
+        private let capacity: Int
         private struct State {
             var queue: SinkQueue<RecordedNotification>
+            /// Data points of the simulated devices' logs, bounded as the queue is (the oldest go first).
+            var deliveries = Deque<DeliveryRecord>()
+            var deliveriesSkipped: UInt64 = 0
             var waiter: CheckedContinuation<Void, Never>?
             var closed = false
             /// Skipped recordings already told to the reader.
@@ -29,6 +45,7 @@ final class LiveFeed: RecordingSink {
 
         init(query: NotificationQuery, capacity: Int) {
             self.query = query
+            self.capacity = capacity
             state = Mutex(State(queue: SinkQueue(name: "live", capacity: capacity, policy: .skipAhead)))
         }
 
@@ -63,6 +80,28 @@ final class LiveFeed: RecordingSink {
             return skipped
         }
 
+        /// Queues the data points whose push's recording the filters match (one without a recording, restored
+        /// without it, is unknown to them and left out).
+        func push(deliveries: [DeliveryRecord]) {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard !state.closed else { return nil }
+                var pushed = false
+                for record in deliveries {
+                    guard let recording = record.recording, query.matches(recording) else { continue }
+                    if state.deliveries.count >= capacity {
+                        state.deliveries.removeFirst()
+                        state.deliveriesSkipped += 1
+                    }
+                    state.deliveries.append(record)
+                    pushed = true
+                }
+                guard pushed else { return nil }
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume()
+        }
+
         func close() {
             let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
                 state.closed = true
@@ -74,7 +113,7 @@ final class LiveFeed: RecordingSink {
 
         /// What arrived since the last call, and how many were skipped meanwhile; waits up to `timeout` when
         /// nothing has (then returns nothing, for a heartbeat). `nil` once the feed is closed.
-        func next(timeout: Duration) async -> (recordings: [RecordedNotification], skipped: UInt64)? {
+        func next(timeout: Duration) async -> Batch? {
             if let ready = take() { return ready }
             if isClosed { return nil }
             // Each wait has its own number: a timer only ends the wait it was started for, never a later one
@@ -89,7 +128,7 @@ final class LiveFeed: RecordingSink {
             }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { state -> Bool in
-                    if state.closed || state.queue.count > 0 || state.timedOut == wait { return true }
+                    if state.closed || state.queue.count > 0 || !state.deliveries.isEmpty || state.timedOut == wait { return true }
                     state.waiter = continuation
                     return false
                 }
@@ -97,7 +136,7 @@ final class LiveFeed: RecordingSink {
             }
             timer.cancel()
             if let ready = take() { return ready }
-            return isClosed ? nil : ([], 0)
+            return isClosed ? nil : Batch()
         }
 
         private var isClosed: Bool { state.withLock { $0.closed } }
@@ -113,14 +152,18 @@ final class LiveFeed: RecordingSink {
             waiter?.resume()
         }
 
-        private func take() -> (recordings: [RecordedNotification], skipped: UInt64)? {
+        private func take() -> Batch? {
             state.withLock { state in
                 let skipped = state.queue.statistics.skipped - state.skippedTold
-                guard state.queue.count > 0 || skipped > 0 else { return nil }
+                guard state.queue.count > 0 || skipped > 0 || !state.deliveries.isEmpty || state.deliveriesSkipped > 0 else { return nil }
                 state.skippedTold = state.queue.statistics.skipped
                 let taken = state.queue.takeAll().elements
                 state.queue.finished(taken.count)
-                return (Array(taken), skipped)
+                defer {
+                    state.deliveries.removeAll()
+                    state.deliveriesSkipped = 0
+                }
+                return Batch(recordings: Array(taken), deliveries: Array(state.deliveries), skipped: skipped, deliveriesSkipped: state.deliveriesSkipped)
             }
         }
     }
@@ -176,6 +219,14 @@ final class LiveFeed: RecordingSink {
     }
 
     var isListening: Bool { open.load(ordering: .relaxed) > 0 }
+
+    var wantsDeliveries: Bool { open.load(ordering: .relaxed) > 0 }
+
+    func enqueue(deliveries: [DeliveryRecord]) {
+        guard open.load(ordering: .relaxed) > 0 else { return }
+        let subscriptions = state.withLock { Array($0.subscriptions.values) }
+        for subscription in subscriptions { subscription.push(deliveries: deliveries) }
+    }
 
     /// Behind a load balancer the inspector's feed lands on one replica; it shows what every replica answered.
     var receivesOtherReplicas: Bool { true }

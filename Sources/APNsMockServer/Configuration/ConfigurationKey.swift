@@ -139,7 +139,7 @@ package enum ConfigurationKey: String, CaseIterable, Sendable {
         case .broadcastExpirationRequired:
             return "true: a broadcast without apns-expiration gets BadExpirationDate (Apple's table says required; its examples omit it). Default false."
         case .config: return "A YAML file with any of these settings (flag names as keys). Flags and variables win over it."
-        case .recordFile: return "Also write every recording to this file as NDJSON, as it happens. Default none."
+        case .recordFile: return "Also write every recording to this file as NDJSON, as it happens, and each simulated device's delivery data point as a `{\"delivery\": …}` line. Default none."
         case .store:
             return "Where recordings are kept: memory; sqlite:PATH to keep them across restarts (the newest --max-recorded); or postgres://USER@HOST:PORT/DB, shared by replicas with devices, channels and the scenario. Default memory."
         case .replica: return "This instance's name in recordings shared through a PostgreSQL store. Default the host name and process id."

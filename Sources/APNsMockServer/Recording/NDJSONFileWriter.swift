@@ -65,15 +65,33 @@ final class NDJSONFileWriter: RecordBatchWriter {
         for index in recordings.indices {
             recordings[index].writeJSON(into: &json, shapes: &shapes)
             json.newline()
-            if json.bytes.count >= Self.chunkSize {
-                let length = Self.chunkSize - offset % Self.chunkSize
-                if let error = writeAll(json.bytes[..<length]) {
-                    json.removeAll()
-                    return error
-                }
-                json.removeFirst(length)
-            }
+            if let error = writeFullChunk() { return error }
         }
+        return nil
+    }
+
+    var writesDeliveries: Bool { true }
+
+    /// Each data point as a line of its own, `{"delivery": <the log as GET /admin/delivery shows it then>}`: a
+    /// recording's line never has a `delivery` member, so a reader tells them apart by it.
+    func write(deliveries: [DeliveryRecord]) -> String? {
+        for record in deliveries {
+            json.write(any: ["delivery": record.jsonObject()])
+            json.newline()
+            if let error = writeFullChunk() { return error }
+        }
+        return nil
+    }
+
+    /// Writes a whole chunk once the buffer holds one, ending it on a multiple of `chunkSize` in the file.
+    private func writeFullChunk() -> String? {
+        guard json.bytes.count >= Self.chunkSize else { return nil }
+        let length = Self.chunkSize - offset % Self.chunkSize
+        if let error = writeAll(json.bytes[..<length]) {
+            json.removeAll()
+            return error
+        }
+        json.removeFirst(length)
         return nil
     }
 

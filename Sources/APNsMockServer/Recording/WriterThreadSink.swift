@@ -23,6 +23,11 @@ package protocol RecordBatchWriter: AnyObject {
     /// Writes out what `write` held back: called when the queue is empty, so the writer is idle only with
     /// everything written.
     func flush() -> String?
+    /// Whether it writes the simulated devices' delivery events (the record file does; a store keeps the devices'
+    /// logs in their snapshot instead).
+    var writesDeliveries: Bool { get }
+    /// Writes data points of delivery logs, in order; called after the recordings of their pushes were written.
+    func write(deliveries: [DeliveryRecord]) -> String?
     /// Makes what was written durable and lets go of the file; returns the error, if any (a writer that overlaps a
     /// batch with the next reports the last one's here).
     func close() -> String?
@@ -35,6 +40,8 @@ extension [[RecordedNotification]] {
 
 extension RecordBatchWriter {
     package func flush() -> String? { nil }
+    package var writesDeliveries: Bool { false }
+    package func write(deliveries: [DeliveryRecord]) -> String? { nil }
 }
 
 /// A lossless sink whose writer runs on a thread of its own, so that neither encoding nor a slow disk or
@@ -48,6 +55,7 @@ package final class WriterThreadSink: RecordingSink {
     /// Used by the writer thread only, after `init`.
     nonisolated(unsafe) private let writer: any RecordBatchWriter
     private let forgetsClearedRecordings: Bool
+    package let wantsDeliveries: Bool
     private let backPressure: RecordingBackPressure
     private let queue: Mutex<SinkQueue<RecordedNotification>>
     /// The writer gave a written batch back (`SinkQueue.giveBack`): read without the lock by every commit, written
@@ -67,6 +75,9 @@ package final class WriterThreadSink: RecordingSink {
         var clearedUpTo: UInt64 = 0
         /// As `clearedUpTo`, for one tenant's recordings.
         var tenantClearedUpTo: [String: UInt64] = [:]
+        /// Delivery data points waiting for the writer, in order. Not bounded by a capacity of their own: each
+        /// comes from a push the bounded recordings queue let through (a few each) or from a stored push.
+        var deliveries: [DeliveryRecord] = []
 
         /// Whether a recording queued before a clear was cleared since.
         func wasCleared(_ recording: RecordedNotification) -> Bool {
@@ -87,6 +98,7 @@ package final class WriterThreadSink: RecordingSink {
         self.name = name
         self.writer = writer
         self.forgetsClearedRecordings = writer.forgetsClearedRecordings
+        self.wantsDeliveries = writer.writesDeliveries
         self.backPressure = backPressure
         self.queue = Mutex(SinkQueue(name: name, capacity: capacity, policy: .backPressure))
         let thread = Thread { [self] in runWriter() }
@@ -109,6 +121,12 @@ package final class WriterThreadSink: RecordingSink {
             control.pendingClears.append((tenant: tenant, upTo: sequence))
             control.tenantClearedUpTo[tenant] = max(control.tenantClearedUpTo[tenant] ?? 0, sequence)
         }
+        wakeWriter()
+    }
+
+    package func enqueue(deliveries: [DeliveryRecord]) {
+        guard wantsDeliveries else { return }
+        control.withLock { $0.deliveries += deliveries }
         wakeWriter()
     }
 
@@ -204,6 +222,12 @@ package final class WriterThreadSink: RecordingSink {
                 let error = clear.tenant.map { writer.clear(tenant: $0, upTo: clear.upTo) } ?? writer.clear(upTo: clear.upTo)
                 if let error { queue.withLock { $0.failed(error) } }
             }
+            // Taken before the recordings: a data point is queued after its push's recording, which is then in this
+            // batch or an earlier one, and so written first.
+            let deliveries = control.withLock { control in
+                defer { control.deliveries.removeAll() }
+                return control.deliveries
+            }
             var release = false
             var batch = queue.withLock { queue -> [[RecordedNotification]] in
                 let taken = queue.takeChunks()
@@ -211,6 +235,12 @@ package final class WriterThreadSink: RecordingSink {
                 return taken.chunks
             }
             if release { backPressure.release() }
+            if batch.isEmpty, !deliveries.isEmpty {
+                var error = writer.write(deliveries: deliveries)
+                if error == nil, queue.withLock({ $0.count == 0 }) { error = writer.flush() }
+                if let error { queue.withLock { $0.failed(error) } }
+                continue
+            }
             if batch.isEmpty {
                 // Nothing came while it lingered: the load has stopped, and no event loop will come for the batch
                 // given back, whose recordings would stay in memory after the store let them go.
@@ -219,7 +249,7 @@ package final class WriterThreadSink: RecordingSink {
                 wake.lock()
                 // Decided under the condition's lock, so a push between the take and the wait is not missed: it
                 // either finds the writer lingering (and the writer looks again after `linger`) or signals it.
-                if !control.withLock({ $0.finishing || !$0.pendingClears.isEmpty }) {
+                if !control.withLock({ $0.finishing || !$0.pendingClears.isEmpty || !$0.deliveries.isEmpty }) {
                     switch queue.withLock({ $0.idle(lingeredAlready: lingered) }) {
                     case .takeAgain:
                         break
@@ -252,6 +282,7 @@ package final class WriterThreadSink: RecordingSink {
                 }
                 if !kept.isEmpty { error = writer.write(kept) }
             }
+            if error == nil, !deliveries.isEmpty { error = writer.write(deliveries: deliveries) }
             // Nothing more queued: what the writer held back goes out before the batch counts as written.
             if error == nil, queue.withLock({ $0.count == 0 }) { error = writer.flush() }
             let count = batch.recordingCount
