@@ -114,7 +114,7 @@ package final class MockServer: Sendable {
         let authentication = try configuration.makeAuthenticationPolicy()
         let scenario = ActiveScenario(
             channels: ChannelRegistry(limitPerApp: configuration.broadcast.maxChannelsPerApp),
-            delivery: configuration.delivery
+            delivery: configuration.devicePolicy
         )
         if let file = configuration.scenarioFile {
             do {
@@ -331,7 +331,7 @@ package final class MockServer: Sendable {
             primary: primary,
             startScenario: configuration.scenarioFile == nil ? nil : primary.current.scenario,
             makeScenario: {
-                let made = ActiveScenario(channels: ChannelRegistry(limitPerApp: configuration.broadcast.maxChannelsPerApp), delivery: configuration.delivery)
+                let made = ActiveScenario(channels: ChannelRegistry(limitPerApp: configuration.broadcast.maxChannelsPerApp), delivery: configuration.devicePolicy)
                 made.devices.reportDeliveries(to: sinks)
                 return made
             }

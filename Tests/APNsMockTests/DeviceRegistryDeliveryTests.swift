@@ -258,3 +258,24 @@ struct DeviceRegistryDeliveryEventTests {
         #expect(sink.notices.isEmpty, "nothing stored: removing the app ends no log")
     }
 }
+
+@Suite("DeviceRegistry log bound")
+struct DeviceRegistryLogBoundTests {
+    /// However many devices are pushed to, the logs kept in all stay within `recordsInAll`: each device keeps its share.
+    @Test func eachDeviceKeepsItsShareOfTheLogsKeptInAll() {
+        let wall = ScenarioTestClock(F.start)
+        let devices = (1...5).map { Device(token: String(format: "%064x", $0), topic: "com.example.app") }
+        let registry = DeviceRegistry(devices, clock: MockClock(wall: wall.function), policy: DeliveryPolicy(recordsPerDevice: 1000, recordsInAll: 10))
+        let pushes = (1...6).map { index in
+            RecordedNotification(
+                sequence: UInt64(index), receivedAt: F.start, connectionID: 1, streamID: 1, request: F.push(token: devices[0].token),
+                response: APNsResponse(status: 200, reason: nil, apnsID: "A-\(index)", uniqueID: "u-A-\(index)")
+            )
+        }
+        registry.accept(pushes)
+        #expect(registry.deliveries(token: devices[0].token)?.compactMap(\.apnsID) == ["A-5", "A-6"], "10 in all over 5 devices: 2 each")
+        #expect(registry.delivery(id: "A-1") == nil, "a log let go is not found any more")
+        #expect(registry.delivery(id: "u-A-6")?.state == .delivered)
+        #expect(registry.deliveryCounts().values.reduce(0, +) == 12, "the metrics still count every data point")
+    }
+}

@@ -13,6 +13,10 @@ public struct DeliveryPolicy: Sendable, Equatable {
     public var lowPriorityInterval: Int64
     /// Finished delivery logs kept per device (the oldest go first); stored pushes are always kept.
     public var recordsPerDevice: Int
+    /// Finished delivery logs kept in all, across a registry's devices: each device keeps at most its share
+    /// (this divided by the number of devices, at least one), so memory stays bounded however many devices are
+    /// pushed to. The server sets it to `--max-recorded`: logs are kept about as long as their recordings.
+    public var recordsInAll: Int
 
     /// A day, in milliseconds: a background budget's window.
     public static let day: Int64 = 86_400_000
@@ -22,12 +26,14 @@ public struct DeliveryPolicy: Sendable, Equatable {
         maximumStorage: Int64 = 30 * DeliveryPolicy.day,
         backgroundBudget: Int? = nil,
         lowPriorityInterval: Int64 = 15 * 60_000,
-        recordsPerDevice: Int = 1000
+        recordsPerDevice: Int = 1000,
+        recordsInAll: Int = 100_000
     ) {
         self.storedPerApp = max(1, storedPerApp)
         self.maximumStorage = max(0, maximumStorage)
         self.backgroundBudget = backgroundBudget.map { max(0, $0) }
         self.lowPriorityInterval = max(1, lowPriorityInterval)
         self.recordsPerDevice = max(1, recordsPerDevice)
+        self.recordsInAll = max(1, recordsInAll)
     }
 }

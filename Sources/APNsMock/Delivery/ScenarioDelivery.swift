@@ -24,7 +24,8 @@ public struct ScenarioDelivery: Sendable, Equatable {
             maximumStorage: maximumStorage ?? base.maximumStorage,
             backgroundBudget: backgroundBudget ?? base.backgroundBudget,
             lowPriorityInterval: lowPriorityInterval ?? base.lowPriorityInterval,
-            recordsPerDevice: base.recordsPerDevice
+            recordsPerDevice: base.recordsPerDevice,
+            recordsInAll: base.recordsInAll
         )
     }
 

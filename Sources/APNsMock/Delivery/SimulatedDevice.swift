@@ -17,14 +17,12 @@ struct SimulatedDevice: Sendable {
         var releaseAt: Int64?
     }
 
-    /// What an event did: the data points it added (for the metrics), the logs that ended, and the logs that left the
-    /// device's history to stay within the policy's bound (for the registry's look-up index).
+    /// What an event did: the data points it added (for the metrics) and the logs that ended (for who waits).
     /// With `notices`, also each log as it was at each data point, for the sinks that write delivery events (the
     /// record file, the live feed); `nil` while none wants them, so a push costs no copy of its log.
     struct Activity: Sendable {
         var events: [DeliveryTally] = []
         var finished: [DeliveryRecord] = []
-        var evicted: [DeliveryRecord] = []
         var notices: [DeliveryRecord]?
 
         init(reporting: Bool = false) {
@@ -40,7 +38,6 @@ struct SimulatedDevice: Sendable {
         mutating func merge(_ other: Activity) {
             events += other.events
             finished += other.finished
-            evicted += other.evicted
             if let more = other.notices { notices = (notices ?? []) + more }
         }
     }
@@ -312,7 +309,12 @@ struct SimulatedDevice: Sendable {
         activity.note(record, outcome)
         activity.finished.append(record)
         finished.append(record)
-        while finished.count > policy.recordsPerDevice { activity.evicted.append(finished.removeFirst()) }
+        if finished.count > policy.recordsPerDevice { finished.removeFirst() }
+    }
+
+    /// Lets the oldest finished logs go until at most `limit` are kept.
+    mutating func keepFinished(atMost limit: Int) {
+        if finished.count > limit { finished.removeFirst(finished.count - max(0, limit)) }
     }
 
     /// When time alone next changes something (an expiry, a release, a scheduled change), on the mock's clock.

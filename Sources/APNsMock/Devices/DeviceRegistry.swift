@@ -16,7 +16,9 @@ public final class DeviceRegistry: Sendable {
         case admin
     }
 
-    private struct Entry {
+    /// A class: the provider port's check of every push reads an entry in place, where a value was copied out of
+    /// the dictionary (its device, strings and logs retained) under the lock every event loop takes.
+    private final class Entry {
         var device: Device
         var origin: Origin
         /// Lower case, for topic checks without allocating.
@@ -24,6 +26,14 @@ public final class DeviceRegistry: Sendable {
         /// Insertion order, so `list()` is stable.
         var order: UInt64
         var simulation: SimulatedDevice
+
+        init(device: Device, origin: Origin, topic: String, order: UInt64, simulation: SimulatedDevice) {
+            self.device = device
+            self.origin = origin
+            self.topic = topic
+            self.order = order
+            self.simulation = simulation
+        }
     }
 
     private struct Waiter {
@@ -34,8 +44,6 @@ public final class DeviceRegistry: Sendable {
     private struct State {
         var entries: [String: Entry] = [:]
         var nextOrder: UInt64 = 0
-        /// `apns-unique-id` and `apns-id` of every log a device keeps, to the device's key.
-        var logIndex: [String: String] = [:]
         /// Data points of every delivery log since start (`apns_mock_delivery_total`).
         var tallies: [DeliveryTally: Int] = [:]
         var waiters: [UInt64: Waiter] = [:]
@@ -50,11 +58,6 @@ public final class DeviceRegistry: Sendable {
         var deliverySinks: [any RecordingSink] = []
         /// Some sink wants data points now: the devices' activities then carry their logs.
         var reporting: Bool { deliverySinks.contains { $0.wantsDeliveries } }
-
-        /// Makes a log findable by its IDs.
-        mutating func index(_ record: DeliveryRecord, under key: String) {
-            for id in record.ids { logIndex[id] = key }
-        }
     }
 
     /// The time the device model reads.
@@ -112,7 +115,7 @@ public final class DeviceRegistry: Sendable {
             if let existing = state.entries[key], origin == nil {
                 // Another replica's change to a device this one has: its registration and state, while what this
                 // replica's simulation stored and logged for it stays.
-                var entry = existing
+                let entry = existing
                 let activity = entry.simulation.change(to: device.state, at: now, reporting: state.reporting)
                 device.state = entry.simulation.state
                 entry.device = device
@@ -140,7 +143,7 @@ public final class DeviceRegistry: Sendable {
         let key = Device.normalizedToken(token)
         let now = clock.now()
         let device = state.withLock { state -> Device? in
-            guard var entry = state.entries[key] else { return nil }
+            guard let entry = state.entries[key] else { return nil }
             entry.device.unregisteredAt = time
             var activity = entry.simulation.advance(to: now, reporting: state.reporting)
             if time <= now {
@@ -193,7 +196,6 @@ public final class DeviceRegistry: Sendable {
         defer { changed() }
         state.withLock { state in
             state.entries.removeAll()
-            state.logIndex.removeAll()
             state.keptMessages.removeAll()
             size.store(0, ordering: .relaxed)
         }
@@ -268,7 +270,7 @@ extension DeviceRegistry {
         let key = Device.normalizedToken(token)
         let now = clock.now()
         let device = try state.withLock { state throws(DeviceStateRefused) -> Device? in
-            guard var entry = state.entries[key] else { return nil }
+            guard let entry = state.entries[key] else { return nil }
             var activity = entry.simulation.advance(to: now, reporting: state.reporting)
             if entry.simulation.state == .appRemoved, newState != .appRemoved {
                 throw DeviceStateRefused(
@@ -304,7 +306,6 @@ extension DeviceRegistry {
                 else { continue }
                 let activity = state.entries[key]!.simulation.accept(record, reporting: state.reporting)
                 state.entries[key]!.device.state = state.entries[key]!.simulation.state
-                state.index(record, under: key)
                 self.account(activity, key: key, in: &state)
             }
         }
@@ -322,7 +323,6 @@ extension DeviceRegistry {
             record.token = state.entries[key]!.device.token
             let activity = state.entries[key]!.simulation.accept(record, reporting: state.reporting)
             state.entries[key]!.device.state = state.entries[key]!.simulation.state
-            state.index(record, under: key)
             self.account(activity, key: key, in: &state)
         }
     }
@@ -336,14 +336,13 @@ extension DeviceRegistry {
         let key = Device.normalizedToken(token)
         let now = clock.now()
         let device = state.withLock { state -> Device? in
-            guard var entry = state.entries[key] else { return nil }
+            guard let entry = state.entries[key] else { return nil }
             guard !entry.device.subscriptions.contains(channelID) else { return entry.device }
             entry.device.subscriptions.append(channelID)
             var activity = SimulatedDevice.Activity()
             if var kept = state.keptMessages[channelID] {
                 kept.token = entry.device.token
                 activity = entry.simulation.acceptKept(kept, at: now, reporting: state.reporting)
-                state.index(kept, under: key)
             }
             entry.device.state = entry.simulation.state
             state.entries[key] = entry
@@ -390,11 +389,19 @@ extension DeviceRegistry {
         changed()
     }
 
-    /// The delivery log of the push with this `apns-unique-id` or `apns-id`, if a simulated device has it.
+    /// The delivery log of the push with this `apns-unique-id` or `apns-id`, if a simulated device has it (a
+    /// broadcast's, the most recently added device's that has it).
+    ///
+    /// Found by looking through the logs (at most ``DeliveryPolicy/recordsInAll``), not through an index: keeping
+    /// an index of two IDs per log cost every push to a device more than every look-up costs together.
     public func delivery(id: String) -> DeliveryRecord? {
         let now = clock.now()
         return state.withLock { state in
-            guard let key = state.logIndex[id] else { return nil }
+            var found: (key: String, order: UInt64)?
+            for (key, entry) in state.entries where entry.order >= found?.order ?? 0 && entry.simulation.record(id: id) != nil {
+                found = (key, entry.order)
+            }
+            guard let key = found?.key else { return nil }
             self.settle(key, at: now, in: &state)
             return state.entries[key]?.simulation.record(id: id)
         }
@@ -504,19 +511,21 @@ extension DeviceRegistry {
         self.account(activity, key: key, in: &state)
     }
 
-    /// Counts what an event did, tells the sinks that want them its data points, forgets the logs that left the
-    /// device, and wakes who waits for the device.
+    /// Counts what an event did, tells the sinks that want them its data points, keeps the device within its share
+    /// of the logs, and wakes who waits for the device.
     private func account(_ activity: SimulatedDevice.Activity, key: String, in state: inout State) {
+        if !activity.finished.isEmpty {
+            // The device's share of the logs kept in all (see `DeliveryPolicy.recordsInAll`).
+            let share = max(1, basePolicy.recordsInAll / max(1, state.entries.count))
+            if share < state.entries[key]?.simulation.policy.recordsPerDevice ?? 0 {
+                state.entries[key]!.simulation.keepFinished(atMost: share)
+            }
+        }
         if !activity.events.isEmpty { changed() }
         for tally in activity.events { state.tallies[tally, default: 0] += 1 }
         if let notices = activity.notices, !notices.isEmpty {
             // With the lock held, so data points reach the sinks in the order they happened; the sinks only queue.
             for sink in state.deliverySinks where sink.wantsDeliveries { sink.enqueue(deliveries: notices) }
-        }
-        for record in activity.evicted {
-            for id in record.ids where state.logIndex[id] == key {
-                state.logIndex.removeValue(forKey: id)
-            }
         }
         guard !activity.finished.isEmpty, !state.waiters.isEmpty else { return }
         // Woken to look again (resuming only schedules the waiting task).
@@ -601,9 +610,6 @@ extension DeviceRegistry {
                 let order = state.entries[key]?.order ?? state.nextOrder
                 if state.entries[key] == nil { state.nextOrder += 1 }
                 state.entries[key] = Entry(device: saved.device, origin: saved.origin, topic: saved.device.topic.lowercased(), order: order, simulation: simulation)
-                for record in simulation.records {
-                    state.index(record, under: key)
-                }
             }
             for (channelID, message) in snapshot.keptMessages ?? [:] {
                 var message = message

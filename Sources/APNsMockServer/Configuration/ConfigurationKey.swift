@@ -102,7 +102,7 @@ package enum ConfigurationKey: String, CaseIterable, Sendable {
         case .serverCert: return "Server certificate chain (PEM). Default <certs-dir>/server.pem."
         case .serverKey: return "Server private key (PEM). Default <certs-dir>/server-key.pem."
         case .environment: return "development (sends apns-unique-id) or production. Default development."
-        case .maxRecorded: return "Recordings kept before the oldest are evicted. Default 100000."
+        case .maxRecorded: return "Recordings kept before the oldest are evicted, and the simulated devices' delivery logs kept in all. Default 100000."
         case .maxPayload: return "Largest payload in bytes; larger gets 413 PayloadTooLarge. Default 4096."
         case .maxVoIPPayload: return "Largest VoIP payload in bytes. Default 5120."
         case .bodyDiscardLimit:

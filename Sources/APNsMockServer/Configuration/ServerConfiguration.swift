@@ -53,6 +53,13 @@ package struct ServerConfiguration: Sendable, Equatable {
     package var broadcast = BroadcastSettings()
     /// The simulated devices' store-and-forward settings.
     package var delivery = DeliveryPolicy()
+    /// `delivery` with the devices' logs bounded in all by `maxRecorded`: a log is kept about as long as its
+    /// recording.
+    package var devicePolicy: DeliveryPolicy {
+        var policy = delivery
+        policy.recordsInAll = maxRecorded
+        return policy
+    }
     /// What recordings keep of provider tokens (`--record-credentials`).
     package var recordCredentials = RecordCredentials.redacted
     /// The admin API over TLS with the server certificate (`--admin-tls`).
