@@ -31,6 +31,7 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 CERTS = ROOT / "Certs"
+SIMULATED_DEVICES = 10_000
 DEVICE_TOKEN = "5f3c2a9e8b7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a3928170615243b"
 TOPIC = "com.example.app"
 # The broadcast workload's channel (base64 of "apns-mock-bench!").
@@ -568,6 +569,9 @@ class Workload:
     # A variant of the plain load (a sink, a stalled reader, token auth) whose cost is the point: apns-mock with the
     # run's default flags (PLAIN) runs in the same rounds, so the share is measured seconds apart, not minutes.
     paired_plain: bool = False
+    # Pushes spread over this many device tokens (h2load's -i, in turn) instead of one: the simulated-devices
+    # workload's tokens, sent alike to its plain twin so that the registered devices are the only difference.
+    device_tokens: int = 0
     # A workload whose requests go one at a time measures latency in every round (logging one line per request
     # costs h2load about 1 us, nothing next to a round trip). The others measure throughput with h2load's
     # per-request log off, since h2load is then the limit and that log (one write(2) per request) cut what it
@@ -583,6 +587,33 @@ class Workload:
     @property
     def shape(self) -> str:
         return f"-c {self.clients} -m {self.streams}"
+
+
+# The simulated-devices workload's mix (issue 50): of every ten registered devices, seven online, one offline (its
+# newest push stored), one in low power (priority 5 held back), one with notifications off. None has its app
+# removed: every push is accepted, as the harness requires, and a 410 costs less than a judged push.
+SIMULATED_STATES = ["online"] * 7 + ["offline", "lowPower", "notificationsDisabled"]
+
+
+def simulated_tokens(count: int) -> list[str]:
+    return [f"{index + 1:064x}" for index in range(count)]
+
+
+def register_simulated_devices(admin_port: int, count: int) -> None:
+    """Registers `count` devices of TOPIC in SIMULATED_STATES' mix through the admin API, on one connection (a
+    scenario file of 10,000 devices is past the scenario size limit, 1 MiB)."""
+    import http.client
+    connection = http.client.HTTPConnection(LOOPBACK, admin_port, timeout=30)
+    try:
+        for index, token in enumerate(simulated_tokens(count)):
+            body = json.dumps({"token": token, "topic": TOPIC, "state": SIMULATED_STATES[index % len(SIMULATED_STATES)]})
+            connection.request("POST", "/admin/devices", body=body, headers={"Content-Type": "application/json"})
+            answer = connection.getresponse()
+            text = answer.read()
+            if answer.status != 201:
+                raise RuntimeError(f"registering simulated device {index + 1}: {answer.status} {text[:200]!r}")
+    finally:
+        connection.close()
 
 
 def run_h2load(args, server: Server, workload: Workload, body: Path, workdir: Path, requests: int | None = None,
@@ -606,7 +637,13 @@ def run_h2load(args, server: Server, workload: Workload, body: Path, workdir: Pa
     url = server.url()
     if workload.path:
         url = url[:url.index("/3/device/")] + workload.path
-    cmd.append(url)
+    if workload.device_tokens:
+        uris = workdir / f"h2load-uris-{server.port}.txt"
+        base = url[:url.index("/3/device/")]
+        uris.write_text("".join(f"{base}/3/device/{token}\n" for token in simulated_tokens(workload.device_tokens)))
+        cmd += ["-i", str(uris)]
+    else:
+        cmd.append(url)
     if args.pin:
         cmd = ["taskset", "-c", args.client_cpu] + cmd
     # Bounded: generous for the slowest server we have seen (about 5k req/s at -c 1 -m 1 on a busy machine).
@@ -765,6 +802,8 @@ class Bench:
                 names = servers + ([PLAIN] if workload.paired_plain and "apns-mock" in servers else [])
                 if workload.paired_plain and workload.extra_headers and "nghttpd" in servers:
                     names.append(NGHTTPD_PLAIN)
+                if workload.device_tokens:  # the references serve one path: apns-mock against its plain twin only
+                    names = [name for name in names if name in ("apns-mock", PLAIN)]
                 # Variants run the plain load only: they take the run's default flags, never a workload's own. They
                 # go right after apns-mock-1t, in the order given, so the builds whose CPU per push is subtracted
                 # (floor_breakdown) run seconds apart in each round.
@@ -780,6 +819,8 @@ class Bench:
                     running.append(server)
                     if workload.stalled_reader and isinstance(server, ApnsMock) and server.checks_recordings and name != PLAIN:
                         readers.append(stalled_reader(server.admin_port))
+                    if workload.device_tokens and isinstance(server, ApnsMock) and name != PLAIN:
+                        register_simulated_devices(server.admin_port, workload.device_tokens)
                 for server in running:
                     warm = max(workload.clients, min(5000, workload.requests // 4))
                     run_h2load(self.args, server, workload, self.body, self.workdir, requests=warm, keep_log=False)
@@ -1324,6 +1365,11 @@ def targets(summaries: list[dict], memory: dict | None) -> list[dict]:
     if tenants_cpu:
         add("CPU per push with --tenants by-topic vs off", round(tenants_cpu, 3), "<= 1.03", tenants_cpu <= 1.03,
             f"{tenants_cpu:.3f}x paired")
+    # Issue 50: 10,000 simulated devices cost at most 5% CPU per push, paired by round with a mock that knows none.
+    devices_cpu = get("devices", "apns-mock", "cpu_ratio_plain")
+    if devices_cpu:
+        add(f"CPU per push to {SIMULATED_DEVICES:,} simulated devices vs unknown tokens", round(devices_cpu, 3), "<= 1.05",
+            devices_cpu <= 1.05, f"{devices_cpu:.3f}x paired")
     pa, pn = get("latency", "apns-mock", "p99_us_median"), get("latency", "nginx", "p99_us_median")
     if pa and pn:
         add("p99 latency vs nginx (-c 1 -m 1)", round(pa / pn, 2), "<= 1.5", pa / pn <= 1.5,
@@ -1478,7 +1524,7 @@ def main() -> int:
                         help="another apns-mock build in the throughput workload beside the others, with --threads 1 "
                              "or THREADS (a number, or default: serve's own); its recordings are not checked "
                              "(repeatable; bench/run --floor passes its builds)")
-    parser.add_argument("--workloads", help="comma-separated subset of throughput,connections,latency,recordfile,sqlite,postgres,broadcast,livefeed,token")
+    parser.add_argument("--workloads", help="comma-separated subset of throughput,connections,latency,recordfile,sqlite,postgres,broadcast,tenants,devices,livefeed,token")
     parser.add_argument("--postgres", help="the postgres://USER@HOST:PORT/DB the postgres workload uses (each row gets a "
                         "fresh database beside DB); default: a PostgreSQL server of the bench's own")
     parser.add_argument("--no-memory", action="store_true", help="skip the 1,000,000-notification memory check")
@@ -1564,6 +1610,10 @@ def main() -> int:
             workloads.append(Workload("tenants", "throughput+tenants", 4, 100, workloads[0].requests,
                                       apns_mock_args=bench.default_apns_mock_args + ["--tenants", "by-topic"],
                                       paired_plain=True))
+            # Simulated devices (issue 50): 10,000 registered in a mix of states, every push to one of them in turn;
+            # its twin sends the same pushes to a mock that knows none of them.
+            workloads.append(Workload("devices", "throughput+simulated devices", 4, 100, workloads[0].requests,
+                                      paired_plain=True, device_tokens=SIMULATED_DEVICES))
             # The same load with a live-feed reader that has stopped reading (a stalled inspector tab).
             workloads.append(Workload("livefeed", "throughput+stalled feed", 4, 100, workloads[0].requests,
                                       stalled_reader=True, paired_plain=True))
