@@ -109,6 +109,22 @@ struct DeviceRegistryDeliveryTests {
         #expect(registry.delivery(id: "A-1")?.events.last == DeliveryEvent(.discardedUnregisteredFromStorage, at: F.start + 60_000))
     }
 
+    /// A refused change still brings the device to now: what that did (a stored push discarded when the app's removal
+    /// came due) is counted once, not lost with the refusal.
+    @Test func aRefusedChangeCountsWhatBringingTheDeviceToNowDid() throws {
+        let (registry, clock, _) = setUp()
+        _ = try registry.setState(token: F.tokenA, to: .offline)
+        registry.accept([accepted("A-1", at: F.start)])
+        registry.unregister(token: F.tokenA, at: F.start + 60_000)
+        try clock.advance(by: 120_000)
+        #expect(throws: DeviceStateRefused.self) { try registry.setState(token: F.tokenA, to: .online) }
+        let discarded = registry.deliveryCounts().filter { $0.key.state == .discardedUnregisteredFromStorage }.values.reduce(0, +)
+        #expect(discarded == 1)
+        #expect(registry.delivery(id: "A-1")?.state == .discardedUnregisteredFromStorage)
+        // Reading the device again brings nothing more to count.
+        #expect(registry.deliveryCounts().filter { $0.key.state == .discardedUnregisteredFromStorage }.values.reduce(0, +) == 1)
+    }
+
     @Test func aDeviceRegisteredWithAStateStartsInIt() {
         let (registry, _, _) = setUp(Device(token: F.tokenA, topic: "com.example.app", state: .lowPower))
         #expect(registry.device(token: F.tokenA)?.state == .lowPower)

@@ -112,15 +112,13 @@ public final class DeviceRegistry: Sendable {
         var device = device
         device.state = simulation.state
         state.withLock { state in
-            if let existing = state.entries[key], origin == nil {
+            if let entry = state.entries[key], origin == nil {
                 // Another replica's change to a device this one has: its registration and state, while what this
                 // replica's simulation stored and logged for it stays.
-                let entry = existing
                 let activity = entry.simulation.change(to: device.state, at: now, reporting: state.reporting)
                 device.state = entry.simulation.state
                 entry.device = device
                 entry.topic = topic
-                state.entries[key] = entry
                 self.account(activity, key: key, in: &state)
             } else if let existing = state.entries[key] {
                 state.entries[key] = Entry(
@@ -152,7 +150,6 @@ public final class DeviceRegistry: Sendable {
                 entry.simulation.schedule(entry.device.timeline())
             }
             entry.device.state = entry.simulation.state
-            state.entries[key] = entry
             self.account(activity, key: key, in: &state)
             return entry.device
         }
@@ -273,6 +270,9 @@ extension DeviceRegistry {
             guard let entry = state.entries[key] else { return nil }
             var activity = entry.simulation.advance(to: now, reporting: state.reporting)
             if entry.simulation.state == .appRemoved, newState != .appRemoved {
+                // What bringing the device to now did stands (the entry is changed in place): it is counted first.
+                entry.device.state = entry.simulation.state
+                self.account(activity, key: key, in: &state)
                 throw DeviceStateRefused(
                     message: "the app was removed from this device, and a token never comes back; register the device again (POST /admin/devices) to start over"
                 )
@@ -280,7 +280,6 @@ extension DeviceRegistry {
             activity.merge(entry.simulation.change(to: newState, at: now, reporting: state.reporting))
             if newState == .appRemoved, entry.device.unregisteredAt.map({ $0 > now }) ?? true { entry.device.unregisteredAt = now }
             entry.device.state = entry.simulation.state
-            state.entries[key] = entry
             self.account(activity, key: key, in: &state)
             return entry.device
         }
@@ -345,7 +344,6 @@ extension DeviceRegistry {
                 activity = entry.simulation.acceptKept(kept, at: now, reporting: state.reporting)
             }
             entry.device.state = entry.simulation.state
-            state.entries[key] = entry
             self.account(activity, key: key, in: &state)
             return entry.device
         }
