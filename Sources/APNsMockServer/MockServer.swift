@@ -214,7 +214,9 @@ package final class MockServer: Sendable {
         if let cluster {
             recorder.store.ingest(fromCluster)
             do {
-                try await cluster.attach(.init(store: recorder.store, scenario: scenario, channels: channels), publishScenario: configuration.scenarioFile != nil)
+                try await cluster.attach(
+                    .init(store: recorder.store, scenario: scenario, channels: channels, tenants: tenants), publishScenario: configuration.scenarioFile != nil
+                )
             } catch {
                 throw StartupError.store("--store \(path(of: configuration.store)): \(cluster.describe(error))")
             }

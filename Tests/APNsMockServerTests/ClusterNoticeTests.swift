@@ -16,13 +16,16 @@ struct ClusterNoticeTests {
         .channel(id: "dHN0LXNyY2gtY2hubA==", replica: "b"),
         .channelsCleared(replica: "b"),
         .scenario(version: 7, replica: "host-123"),
+        .tenantCleared(tenant: "TEAM000001", upTo: 9, replica: "a"),
+        .tenantScenario(tenant: "com.example.app", version: 3, replica: "b"),
+        .tenantScenario(tenant: "team-a:odd/name", version: 12, replica: "b"),
     ])
     func payloadsRoundTrip(notice: ClusterNotice) {
         #expect(ClusterNotice(payload: notice.payload) == notice)
     }
 
     @Test func malformedPayloadsAreIgnored() {
-        for payload in ["", "x", "c:a:not-a-number", "s:a", "d", "r"] {
+        for payload in ["", "x", "c:a:not-a-number", "s:a", "d", "r", "S:a:7", "S:a:x/com.example.app"] {
             #expect(ClusterNotice(payload: payload) == nil, "\(payload)")
         }
     }
@@ -51,6 +54,28 @@ struct ClusterNoticeTests {
         scenario.adopt(version: 4)
         #expect(scenario.version == 9, "a version never goes back")
         #expect(seen.changes.last == .scenario(source: "", version: 1))
+    }
+
+    /// A tenant's scenario changes are reported as that tenant's; its start, and what another replica put in force
+    /// for it (at once, or waiting for a tenant not met yet), are not reported again.
+    @Test func tenantsReportTheirScenarioChangesButNotTheirStartNorAdoptedOnes() throws {
+        let start = try ScenarioLoader.load(text: "name: start\n", source: "start")
+        let tenants = TenantDirectory(mode: .byTopic, primary: ActiveScenario(), startScenario: start, makeScenario: { ActiveScenario() })
+        let seen = Recorded()
+        tenants.changes.observe { seen.append($0) }
+        let a = tenants.scenario(for: "com.a.app")
+        #expect(seen.changes.isEmpty, "a tenant's start is not a change")
+        a.replace(with: .empty)
+        #expect(seen.changes == [.tenantScenario(tenant: "com.a.app", source: "", version: 2)])
+        tenants.adopt(try ScenarioLoader.load(text: "name: other\n", source: "replica b"), version: 5, forTenant: "com.a.app")
+        #expect(a.version == 5 && a.current.scenario.name == "other")
+        tenants.adopt(.empty, version: 4, forTenant: "com.a.app")
+        #expect(a.current.scenario.name == "other", "an older version changes nothing")
+        tenants.adopt(try ScenarioLoader.load(text: "name: waiting\n", source: "replica b"), version: 3, forTenant: "com.c.app")
+        #expect(tenants.scenarioVersion(ofTenant: "com.c.app") == 3)
+        let c = tenants.scenario(for: "com.c.app")
+        #expect(c.current.scenario.name == "waiting" && c.version == 3)
+        #expect(seen.changes.count == 1)
     }
 }
 

@@ -194,6 +194,75 @@ struct PostgresClusterTests {
     /// tenant's clear on one replica reaches the other and leaves the other tenant's whole.
     @Test(.timeLimit(.minutes(2)))
     func replicasKeepTenantsApartAndShareATenantsClear() async throws {
+        try await withTwoTenantReplicas { a, b in
+            func push(_ topic: String, to server: TestServer) async throws {
+                let result = try await ProviderCurlTests.curl([
+                    "--http2", "-o", "/dev/null", "-w", "%{http_code}", "-H", "apns-topic: \(topic)", "-d", TestData.alertPayload,
+                    server.deviceURL(TestData.deviceToken()),
+                ])
+                #expect(result.stdout == "200", "\(result)")
+            }
+            for _ in 0..<3 { try await push("com.a.app", to: a) }
+            for _ in 0..<2 { try await push("com.b.app", to: b) }
+            try await push("com.a.app", to: b)
+            let onB = try await b.admin.waitForNotifications(count: 4, timeout: "30s", [("tenant", "com.a.app")])
+            #expect(onB.count == 4 && onB.allSatisfy { $0.json["tenant"]?.string == "com.a.app" }, "\(onB)")
+            let onA = try await a.admin.waitForNotifications(count: 2, timeout: "30s", [("tenant", "com.b.app")])
+            #expect(onA.count == 2 && onA.allSatisfy { $0.json["tenant"]?.string == "com.b.app" }, "\(onA)")
+
+            let cleared = try await a.admin.request(.delete, "/admin/notifications", query: [("tenant", "com.a.app")])
+            #expect(cleared.status == 200, "\(cleared.json)")
+            _ = try await poll(timeout: .seconds(30), "A's recordings gone from replica b") { () -> Bool? in
+                try await b.admin.notifications([("tenant", "com.a.app")]).isEmpty ? true : nil
+            }
+            #expect(try await b.admin.notifications([("tenant", "com.b.app")]).count == 2)
+            #expect(try await a.admin.notifications([("tenant", "com.b.app")]).count == 2)
+            #expect(try await a.admin.notifications([("tenant", "com.a.app")]).isEmpty)
+            // The rows went too: the store's sink carried the clear out without an error.
+            let sinks = try await a.admin.stats()["sinks"]?.array ?? []
+            let postgresSink = try #require(sinks.first { $0["name"]?.string == "postgres" }, "\(sinks)")
+            #expect(postgresSink["lastError"] == nil, "\(postgresSink)")
+        }
+    }
+
+    /// A tenant's scenario put in force on one replica answers that tenant's pushes on the other: for a tenant the
+    /// other had met (at once, through the notice) and for one it had not (when it first comes); the other
+    /// tenants keep theirs.
+    @Test(.timeLimit(.minutes(2)))
+    func aTenantsScenarioReachesTheOtherReplica() async throws {
+        try await withTwoTenantReplicas { a, b in
+            func status(_ topic: String, on server: TestServer) async throws -> String {
+                try await ProviderCurlTests.curl([
+                    "--http2", "-o", "/dev/null", "-w", "%{http_code}", "-H", "apns-topic: \(topic)", "-d", TestData.alertPayload,
+                    server.deviceURL(TestData.deviceToken()),
+                ]).stdout
+            }
+            // b meets com.a.app before the change, and com.c.app only after it.
+            #expect(try await status("com.a.app", on: b) == "200")
+            let throttled = "name: throttled\nrules:\n  - name: every-push\n    reason: TooManyRequests\n"
+            for tenant in ["com.a.app", "com.c.app"] {
+                let put = try await BroadcastEndToEndTests.admin(a, "PUT", "/admin/scenario?tenant=\(tenant)", body: throttled)
+                #expect(put.status == 200, "\(put)")
+                #expect(try await status(tenant, on: a) == "429")
+            }
+            _ = try await poll(timeout: .seconds(30), "com.a.app's scenario on replica b") { () -> Bool? in
+                try await status("com.a.app", on: b) == "429" ? true : nil
+            }
+            #expect(try await status("com.c.app", on: b) == "429", "a tenant b meets after the change starts with it")
+            #expect(try await status("com.b.app", on: b) == "200")
+            #expect(try await status("com.b.app", on: a) == "200")
+            // And back: b's reset of com.a.app reaches a.
+            let reset = try await BroadcastEndToEndTests.admin(b, "POST", "/admin/reset?tenant=com.a.app")
+            #expect(reset.status == 200, "\(reset)")
+            _ = try await poll(timeout: .seconds(30), "com.a.app's reset on replica a") { () -> Bool? in
+                try await status("com.a.app", on: a) == "200" ? true : nil
+            }
+            #expect(try await status("com.c.app", on: a) == "429")
+        }
+    }
+
+    /// Two replicas of one fresh database, with `--tenants by-topic`.
+    private func withTwoTenantReplicas(_ body: (TestServer, TestServer) async throws -> Void) async throws {
         try await withPostgres { postgres in
             let store = try #require(RecordingStoreSetting(try await postgres.createDatabase()))
             func configure(_ replica: String) -> (inout ServerConfiguration) -> Void {
@@ -201,33 +270,7 @@ struct PostgresClusterTests {
             }
             try await withTestServer(configure: configure("a")) { (a: TestServer) async throws -> Void in
                 try await withTestServer(configure: configure("b")) { (b: TestServer) async throws -> Void in
-                    func push(_ topic: String, to server: TestServer) async throws {
-                        let result = try await ProviderCurlTests.curl([
-                            "--http2", "-o", "/dev/null", "-w", "%{http_code}", "-H", "apns-topic: \(topic)", "-d", TestData.alertPayload,
-                            server.deviceURL(TestData.deviceToken()),
-                        ])
-                        #expect(result.stdout == "200", "\(result)")
-                    }
-                    for _ in 0..<3 { try await push("com.a.app", to: a) }
-                    for _ in 0..<2 { try await push("com.b.app", to: b) }
-                    try await push("com.a.app", to: b)
-                    let onB = try await b.admin.waitForNotifications(count: 4, timeout: "30s", [("tenant", "com.a.app")])
-                    #expect(onB.count == 4 && onB.allSatisfy { $0.json["tenant"]?.string == "com.a.app" }, "\(onB)")
-                    let onA = try await a.admin.waitForNotifications(count: 2, timeout: "30s", [("tenant", "com.b.app")])
-                    #expect(onA.count == 2 && onA.allSatisfy { $0.json["tenant"]?.string == "com.b.app" }, "\(onA)")
-
-                    let cleared = try await a.admin.request(.delete, "/admin/notifications", query: [("tenant", "com.a.app")])
-                    #expect(cleared.status == 200, "\(cleared.json)")
-                    _ = try await poll(timeout: .seconds(30), "A's recordings gone from replica b") { () -> Bool? in
-                        try await b.admin.notifications([("tenant", "com.a.app")]).isEmpty ? true : nil
-                    }
-                    #expect(try await b.admin.notifications([("tenant", "com.b.app")]).count == 2)
-                    #expect(try await a.admin.notifications([("tenant", "com.b.app")]).count == 2)
-                    #expect(try await a.admin.notifications([("tenant", "com.a.app")]).isEmpty)
-                    // The rows went too: the store's sink carried the clear out without an error.
-                    let sinks = try await a.admin.stats()["sinks"]?.array ?? []
-                    let postgresSink = try #require(sinks.first { $0["name"]?.string == "postgres" }, "\(sinks)")
-                    #expect(postgresSink["lastError"] == nil, "\(postgresSink)")
+                    try await body(a, b)
                 }
             }
         }

@@ -12,6 +12,8 @@ public enum SharedStateChange: Sendable, Equatable {
     case channelsCleared
     /// A scenario put in force (`source` empty: none), with the version it took.
     case scenario(source: String, version: UInt64)
+    /// A scenario put in force for one tenant (`--tenants`), with the version it took in that tenant.
+    case tenantScenario(tenant: String, source: String, version: UInt64)
 }
 
 /// Where a registry reports its changes, so a cluster store can pass them to the other replicas. A change applied

@@ -17,6 +17,12 @@ public final class TenantDirectory: Sendable {
     private let tenants: Mutex<[String: ActiveScenario]>
     private let makeScenario: @Sendable () -> ActiveScenario
     private let startScenario: Mutex<Scenario?>
+    /// Scenarios other replicas put in force for tenants not met here yet: such a tenant starts with its own.
+    private let adopted = Mutex<[String: (scenario: Scenario, version: UInt64)]>([:])
+
+    /// Each tenant's scenario changes made here (``SharedStateChange/tenantScenario(tenant:source:version:)``), for
+    /// replicas sharing a store; the `unidentified` tenant's are its scenario's own (``ActiveScenario/changes``).
+    public let changes = SharedStateObserver()
 
     /// - Parameters:
     ///   - primary: the scenario of ``TenantResolver/unidentified``, the one tenant when the mode is `off`.
@@ -45,7 +51,17 @@ public final class TenantDirectory: Sendable {
             let name = tenants.count < limit || tenant == Self.overflow ? tenant : Self.overflow
             if let known = tenants[name] { return known }
             let made = makeScenario()
-            if let start { made.replace(with: start) }
+            if let shared = adopted.withLock({ $0.removeValue(forKey: name) }) {
+                made.apply(shared.scenario, version: shared.version)
+            } else if let start {
+                made.replace(with: start)
+            }
+            // From now on, not before: a tenant's start is not a change to share.
+            let changes = self.changes
+            made.changes.observe { change in
+                guard case .scenario(let source, let version) = change else { return }
+                changes.report(.tenantScenario(tenant: name, source: source, version: version))
+            }
             tenants[name] = made
             return made
         }
@@ -80,6 +96,27 @@ public final class TenantDirectory: Sendable {
             tenant.scenario.resetToStart()
             tenant.scenario.channels.removeAll()
         }
+    }
+
+    /// Puts the scenario another replica put in force for `tenant`, at its version, without reporting it again;
+    /// for a tenant not met here yet, it is the scenario the tenant starts with. An older version than the
+    /// tenant's changes nothing.
+    public func adopt(_ scenario: Scenario, version: UInt64, forTenant tenant: String) {
+        // Under the tenants' lock, so a tenant made meanwhile either finds the scenario waiting or gets it here.
+        tenants.withLock { tenants in
+            if let known = tenants[tenant] {
+                if version > known.version { known.apply(scenario, version: version) }
+            } else {
+                adopted.withLock { adopted in
+                    if version > adopted[tenant]?.version ?? 0 { adopted[tenant] = (scenario, version) }
+                }
+            }
+        }
+    }
+
+    /// The version of `tenant`'s scenario here, or of the one waiting for it; `0` for none.
+    public func scenarioVersion(ofTenant tenant: String) -> UInt64 {
+        existing(tenant)?.version ?? adopted.withLock { $0[tenant]?.version ?? 0 }
     }
 
     /// Puts `scenario` in force for every tenant, and for the ones still to come.

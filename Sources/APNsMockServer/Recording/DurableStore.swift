@@ -64,10 +64,13 @@ package struct ClusterShared: Sendable {
     package var scenario: ActiveScenario
     package var channels: ChannelRegistry
     package var devices: DeviceRegistry { scenario.current.devices }
+    /// With `--tenants`: each tenant's scenario is shared too.
+    package var tenants: TenantDirectory?
 
-    package init(store: NotificationStore, scenario: ActiveScenario, channels: ChannelRegistry) {
+    package init(store: NotificationStore, scenario: ActiveScenario, channels: ChannelRegistry, tenants: TenantDirectory? = nil) {
         self.store = store
         self.scenario = scenario
         self.channels = channels
+        self.tenants = tenants
     }
 }

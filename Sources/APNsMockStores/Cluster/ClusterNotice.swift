@@ -17,6 +17,8 @@ enum ClusterNotice: Equatable {
     case channelsCleared(replica: String)
     /// A scenario was put in force with this version: read the row.
     case scenario(version: Int64, replica: String)
+    /// A scenario was put in force for one tenant with this version: read the tenant's row.
+    case tenantScenario(tenant: String, version: Int64, replica: String)
 
     /// `kind:replica:argument` (replica names have no `:`; tokens and channel ids none either).
     var payload: String {
@@ -29,6 +31,7 @@ enum ClusterNotice: Equatable {
         case .channel(let id, let replica): "h:\(replica):\(id)"
         case .channelsCleared(let replica): "H:\(replica)"
         case .scenario(let version, let replica): "s:\(replica):\(version)"
+        case .tenantScenario(let tenant, let version, let replica): "S:\(replica):\(version)/\(tenant)"
         }
     }
 
@@ -50,6 +53,10 @@ enum ClusterNotice: Equatable {
         case ("s", 3):
             guard let version = Int64(parts[2]) else { return nil }
             self = .scenario(version: version, replica: parts[1])
+        case ("S", 3):
+            let argument = parts[2].split(separator: "/", maxSplits: 1).map(String.init)
+            guard argument.count == 2, let version = Int64(argument[0]) else { return nil }
+            self = .tenantScenario(tenant: argument[1], version: version, replica: parts[1])
         default: return nil
         }
     }
@@ -59,7 +66,7 @@ enum ClusterNotice: Equatable {
         switch self {
         case .recordings(let replica): replica
         case .cleared(_, let replica), .tenantCleared(_, _, let replica), .device(_, let replica), .devicesCleared(let replica), .channel(_, let replica),
-            .channelsCleared(let replica), .scenario(_, let replica):
+            .channelsCleared(let replica), .scenario(_, let replica), .tenantScenario(_, _, let replica):
             replica
         }
     }

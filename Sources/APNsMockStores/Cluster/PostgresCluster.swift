@@ -121,10 +121,12 @@ final class PostgresCluster: Sendable {
         } else {
             try await adoptScenario(shared, newerThan: 0)
         }
+        if let tenants = shared.tenants { try await adoptTenantScenarios(tenants, tenant: nil) }
         let input = changeInput
         shared.devices.changes.observe { input.yield($0) }
         shared.channels.changes.observe { input.yield($0) }
         shared.scenario.changes.observe { input.yield($0) }
+        shared.tenants?.changes.observe { input.yield($0) }
         let tasks = [
             Task { await self.publish(shared) },
             Task { await self.listen() },
@@ -226,6 +228,8 @@ final class PostgresCluster: Sendable {
                     shared.channels.apply(.channelsCleared)
                 case .scenario(let version, _):
                     try await adoptScenario(shared, newerThan: UInt64(max(0, version - 1)))
+                case .tenantScenario(let tenant, _, _):
+                    if let tenants = shared.tenants { try await adoptTenantScenarios(tenants, tenant: tenant) }
                 }
             } catch where Task.isCancelled {
                 // The process is stopping (the query was cancelled with it): nothing to warn about.
@@ -288,6 +292,30 @@ final class PostgresCluster: Sendable {
                 logger.info("scenario taken from the cluster", metadata: ["version": "\(stored)", "replica": "\(origin)"])
             } catch {
                 logger.error("the cluster's scenario does not load here", metadata: ["version": "\(stored)", "error": "\(error.description)"])
+            }
+        }
+    }
+
+    /// Takes the tenants' scenarios from the table (one tenant's, or every one's) that are newer than this
+    /// replica's: a tenant met here changes at once, one not met yet starts with it.
+    private func adoptTenantScenarios(_ tenants: TenantDirectory, tenant: String?) async throws {
+        let rows = try await queries.query(
+            tenant.map { "SELECT tenant, version, source, replica FROM apns_mock_tenant_scenarios WHERE tenant = \($0)" }
+                ?? "SELECT tenant, version, source, replica FROM apns_mock_tenant_scenarios",
+            logger: logger
+        )
+        for try await (name, stored, source, origin) in rows.decode((String, Int64, String, String).self) {
+            let stored = UInt64(max(0, stored))
+            guard stored > tenants.scenarioVersion(ofTenant: name) else { continue }
+            do throws(ScenarioLoadError) {
+                var scenario = Scenario.empty
+                if !source.isEmpty { scenario = try ScenarioLoader.load(text: source, source: "replica \(origin), tenant \(name)") }
+                tenants.adopt(scenario, version: stored, forTenant: name)
+            } catch {
+                logger.error(
+                    "a tenant's scenario from the cluster does not load here",
+                    metadata: ["tenant": "\(name)", "version": "\(stored)", "error": "\(error.description)"]
+                )
             }
         }
     }
@@ -358,6 +386,21 @@ final class PostgresCluster: Sendable {
             }
             shared.scenario.adopt(version: UInt64(max(0, stored)))
             notice = .scenario(version: stored, replica: replica)
+        case .tenantScenario(let tenant, let source, let version):
+            var stored = Int64(clamping: version)
+            for try await assigned in try await publishing.query(
+                """
+                INSERT INTO apns_mock_tenant_scenarios (tenant, version, source, replica) VALUES (\(tenant), \(stored), \(source), \(replica))
+                ON CONFLICT (tenant) DO UPDATE SET version = GREATEST(apns_mock_tenant_scenarios.version + 1, EXCLUDED.version),
+                    source = EXCLUDED.source, replica = EXCLUDED.replica
+                RETURNING version
+                """,
+                logger: logger
+            ).decode(Int64.self) {
+                stored = assigned
+            }
+            shared.tenants?.existing(tenant)?.adopt(version: UInt64(max(0, stored)))
+            notice = .tenantScenario(tenant: tenant, version: stored, replica: replica)
         }
         try await publishing.query("SELECT pg_notify(\(PostgresSchema.channel), \(notice.payload))", logger: logger)
     }

@@ -71,7 +71,19 @@ enum PostgresSchema {
                 )
                 """,
             ]
-        )
+        ),
+        (
+            2,
+            [
+                // Each tenant's scenario (`--tenants`), its text and version in that tenant; the `unidentified`
+                // tenant's is `apns_mock_scenario`.
+                """
+                CREATE TABLE apns_mock_tenant_scenarios (
+                    tenant TEXT PRIMARY KEY, version BIGINT NOT NULL, source TEXT NOT NULL, replica TEXT NOT NULL
+                )
+                """
+            ]
+        ),
     ]
 
     /// Brings the database's schema to the newest version.
