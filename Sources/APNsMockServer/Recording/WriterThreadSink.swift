@@ -126,8 +126,13 @@ package final class WriterThreadSink: RecordingSink {
 
     package func enqueue(deliveries: [DeliveryRecord]) {
         guard wantsDeliveries else { return }
-        control.withLock { $0.deliveries += deliveries }
-        wakeWriter()
+        // As for recordings: woken by the first data point it has not taken yet, and not while it lingers (it looks
+        // again within moments), so a load brings no wake-up per read.
+        let first = control.withLock { control in
+            defer { control.deliveries += deliveries }
+            return control.deliveries.isEmpty
+        }
+        if first, !queue.withLock({ $0.consumerLingers }) { wakeWriter() }
     }
 
     package func enqueue(_ recording: RecordedNotification) {
