@@ -216,17 +216,26 @@ function logText(log) { return log.events.map(e => e.console + " " + e.time.slic
 // The preview: the picked device's Notification Center, built from what it received, with its stored pushes and
 // delivery logs; or, with no device picked, a page of the newest recordings (older pages on request).
 let previewBefore = null;
+// Renders overlap (a state change, a push arriving): only the newest one started draws, so an older one's answers,
+// read before the change, never cover the newer ones'.
+let previewGeneration = 0;
 async function renderPreview() {
+  const generation = ++previewGeneration;
   const root = document.getElementById("preview"), log = document.getElementById("device-log"), page = document.getElementById("preview-page");
   const hide = document.getElementById("p-hide").checked;
   let preview;
-  log.textContent = ""; page.textContent = "";
   if (selectedDevice) {
-    const received = await getJSON("/admin/devices/" + encodeURIComponent(selectedDevice) + "/received", hide ? { hidePreviews: "true" } : {});
+    const device = encodeURIComponent(selectedDevice);
+    const [received, deliveries] = await Promise.all([
+      getJSON("/admin/devices/" + device + "/received", hide ? { hidePreviews: "true" } : {}),
+      getJSON("/admin/devices/" + device + "/deliveries"),
+    ]);
+    if (generation !== previewGeneration) return;
     if (received.status !== 200) { selectedDevice = null; return renderPreview(); }
     preview = received.body.preview;
+    log.textContent = ""; page.textContent = "";
     document.getElementById("preview-title").textContent = "Notification Center of " + short(selectedDevice) + ": what it received";
-    const logs = (await getJSON("/admin/devices/" + encodeURIComponent(selectedDevice) + "/deliveries")).body.deliveries || [];
+    const logs = deliveries.body.deliveries || [];
     log.append(el("h2", {}, "Delivery logs (stored last)"));
     for (const d of logs.slice().reverse()) {
       const kind = d.state.startsWith("stored") ? "stored" : d.state.startsWith("discarded") ? "discarded" : "delivered";
@@ -238,6 +247,8 @@ async function renderPreview() {
     if (hide) params["hide-previews"] = "true";
     if (previewBefore) params.before = String(previewBefore);
     preview = (await getJSON("/admin/preview", params)).body;
+    if (generation !== previewGeneration) return;
+    log.textContent = ""; page.textContent = "";
     document.getElementById("preview-title").textContent = "Notification Center";
     page.append("Built from the newest " + Math.min(preview.total, 500) + " of " + preview.total + " matching recordings" + (previewBefore ? " before #" + previewBefore : "") + ". ");
     if (preview.next) { const older = el("button", { id: "p-older" }, "Older"); older.addEventListener("click", () => { previewBefore = preview.next.before; renderPreview(); }); page.append(older); }
