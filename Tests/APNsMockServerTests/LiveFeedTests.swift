@@ -84,6 +84,31 @@ struct LiveFeedTests {
         #expect(await subscription.next(timeout: .seconds(1)) == nil)
     }
 
+    /// Delivery data points a reader has not taken are bounded like its recordings: the oldest go, and it is told
+    /// how many; a data point whose push the stream's filters do not match never reaches it.
+    @Test func aStalledReadersDataPointsSkipAheadAndItIsTold() async throws {
+        let feed = LiveFeed(capacityPerStream: 2)
+        let subscription = feed.subscribe(try NotificationQuery(parameters: [("status", "200")]))
+        func point(_ apnsID: String, status: Int) -> DeliveryRecord {
+            let recording = RecordedNotification(
+                sequence: 1, receivedAt: 0, connectionID: 1, streamID: 1, request: APNsRequest(method: "POST", path: "/3/device/ab"),
+                response: APNsResponse(status: status, reason: status == 200 ? nil : .badDeviceToken, apnsID: apnsID)
+            )
+            return DeliveryRecord(
+                token: "ab", topic: nil, apnsID: apnsID, uniqueID: nil, pushType: "alert", priority: 10, collapseID: nil,
+                expiration: nil, expiresAt: nil, events: [DeliveryEvent(.received, at: 0)], recording: recording
+            )
+        }
+        #expect(feed.wantsDeliveries)
+        feed.enqueue(deliveries: [point("1", status: 200), point("2", status: 200), point("x", status: 400), point("3", status: 200)])
+        let batch = try #require(await subscription.next(timeout: .milliseconds(300)))
+        #expect(batch.deliveries.map(\.apnsID) == ["2", "3"])
+        #expect(batch.deliveriesSkipped == 1)
+        #expect(batch.recordings.isEmpty && batch.skipped == 0)
+        feed.unsubscribe(subscription)
+        #expect(!feed.wantsDeliveries)
+    }
+
     /// An idle stream waits out each heartbeat interval: a timer left over from an earlier wait must not end the
     /// next one at once (that made a reader spin, writing heartbeats as fast as it could).
     @Test func anIdleStreamWaitsForItsHeartbeats() async throws {

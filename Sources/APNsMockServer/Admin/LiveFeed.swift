@@ -1,5 +1,4 @@
 import APNsMock
-import DequeModule
 import Synchronization
 
 /// The recordings as they are made, for `GET /admin/notifications/stream` (Server-Sent Events): a sink of the
@@ -20,19 +19,17 @@ final class LiveFeed: RecordingSink {
         /// Recordings, and data points, let go since the last batch because the reader fell behind.
         var skipped: UInt64 = 0
         var deliveriesSkipped: UInt64 = 0
-
-        var isEmpty: Bool { recordings.isEmpty && deliveries.isEmpty && skipped == 0 && deliveriesSkipped == 0 }
     }
 
     /// One open stream: its filters and its queue, with the reader's wake-up when it waits on an empty queue.
     final class Subscription: Sendable {
         let query: NotificationQuery
-        private let capacity: Int
         private struct State {
             var queue: SinkQueue<RecordedNotification>
-            /// Data points of the simulated devices' logs, bounded as the queue is (the oldest go first).
-            var deliveries = Deque<DeliveryRecord>()
-            var deliveriesSkipped: UInt64 = 0
+            /// Data points of the simulated devices' logs, bounded as the recordings are (the oldest go first).
+            var deliveries: SinkQueue<DeliveryRecord>
+            /// Skipped data points already told to the reader.
+            var deliveriesSkippedTold: UInt64 = 0
             var waiter: CheckedContinuation<Void, Never>?
             var closed = false
             /// Skipped recordings already told to the reader.
@@ -45,8 +42,10 @@ final class LiveFeed: RecordingSink {
 
         init(query: NotificationQuery, capacity: Int) {
             self.query = query
-            self.capacity = capacity
-            state = Mutex(State(queue: SinkQueue(name: "live", capacity: capacity, policy: .skipAhead)))
+            state = Mutex(State(
+                queue: SinkQueue(name: "live", capacity: capacity, policy: .skipAhead),
+                deliveries: SinkQueue(name: "live", capacity: capacity, policy: .skipAhead)
+            ))
         }
 
         /// Queues a recording; `true` when the queue was full and let its oldest go.
@@ -88,11 +87,7 @@ final class LiveFeed: RecordingSink {
                 var pushed = false
                 for record in deliveries {
                     guard let recording = record.recording, query.matches(recording) else { continue }
-                    if state.deliveries.count >= capacity {
-                        state.deliveries.removeFirst()
-                        state.deliveriesSkipped += 1
-                    }
-                    state.deliveries.append(record)
+                    _ = state.deliveries.push(record)
                     pushed = true
                 }
                 guard pushed else { return nil }
@@ -128,7 +123,7 @@ final class LiveFeed: RecordingSink {
             }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { state -> Bool in
-                    if state.closed || state.queue.count > 0 || !state.deliveries.isEmpty || state.timedOut == wait { return true }
+                    if state.closed || state.queue.count > 0 || state.deliveries.count > 0 || state.timedOut == wait { return true }
                     state.waiter = continuation
                     return false
                 }
@@ -155,15 +150,15 @@ final class LiveFeed: RecordingSink {
         private func take() -> Batch? {
             state.withLock { state in
                 let skipped = state.queue.statistics.skipped - state.skippedTold
-                guard state.queue.count > 0 || skipped > 0 || !state.deliveries.isEmpty || state.deliveriesSkipped > 0 else { return nil }
+                let deliveriesSkipped = state.deliveries.statistics.skipped - state.deliveriesSkippedTold
+                guard state.queue.count > 0 || skipped > 0 || state.deliveries.count > 0 || deliveriesSkipped > 0 else { return nil }
                 state.skippedTold = state.queue.statistics.skipped
                 let taken = state.queue.takeAll().elements
                 state.queue.finished(taken.count)
-                defer {
-                    state.deliveries.removeAll()
-                    state.deliveriesSkipped = 0
-                }
-                return Batch(recordings: Array(taken), deliveries: Array(state.deliveries), skipped: skipped, deliveriesSkipped: state.deliveriesSkipped)
+                state.deliveriesSkippedTold = state.deliveries.statistics.skipped
+                let points = state.deliveries.takeAll().elements
+                state.deliveries.finished(points.count)
+                return Batch(recordings: Array(taken), deliveries: Array(points), skipped: skipped, deliveriesSkipped: deliveriesSkipped)
             }
         }
     }
