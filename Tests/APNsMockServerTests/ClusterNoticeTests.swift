@@ -11,10 +11,14 @@ struct ClusterNoticeTests {
     @Test(arguments: [
         ClusterNotice.recordings(replica: "a"),
         .cleared(upTo: 42, replica: "replica-2"),
-        .device(token: "00fc13ad", replica: "a"),
-        .devicesCleared(replica: "a"),
-        .channel(id: "dHN0LXNyY2gtY2hubA==", replica: "b"),
-        .channelsCleared(replica: "b"),
+        .device(token: "00fc13ad", tenant: nil, replica: "a"),
+        .devicesCleared(tenant: nil, replica: "a"),
+        .channel(id: "dHN0LXNyY2gtY2hubA==", tenant: nil, replica: "b"),
+        .channelsCleared(tenant: nil, replica: "b"),
+        .device(token: "00fc13ad", tenant: "TEAM000001", replica: "a"),
+        .devicesCleared(tenant: "team-a:odd/name", replica: "a"),
+        .channel(id: "a/b+c:d==", tenant: "team-a:odd/näme", replica: "b"),
+        .channelsCleared(tenant: "com.example.app", replica: "b"),
         .scenario(version: 7, replica: "host-123"),
         .tenantCleared(tenant: "TEAM000001", upTo: 9, replica: "a"),
         .tenantScenario(tenant: "com.example.app", version: 3, replica: "b"),
@@ -25,7 +29,7 @@ struct ClusterNoticeTests {
     }
 
     @Test func malformedPayloadsAreIgnored() {
-        for payload in ["", "x", "c:a:not-a-number", "s:a", "d", "r", "S:a:7", "S:a:x/com.example.app"] {
+        for payload in ["", "x", "c:a:not-a-number", "s:a", "d", "r", "S:a:7", "S:a:x/com.example.app", "e:a:00fc", "e:a:zz:00fc", "E:a:abc", "g:a", "G:a"] {
             #expect(ClusterNotice(payload: payload) == nil, "\(payload)")
         }
     }
@@ -76,6 +80,34 @@ struct ClusterNoticeTests {
         let c = tenants.scenario(for: "com.c.app")
         #expect(c.current.scenario.name == "waiting" && c.version == 3)
         #expect(seen.changes.count == 1)
+    }
+}
+
+extension ClusterNoticeTests {
+    /// A tenant's device and channel changes are reported wrapped in that tenant; the `unidentified` tenant's stay
+    /// its registries' own; a change applied from another replica is not reported again, and makes the tenant.
+    @Test func tenantsReportTheirDeviceAndChannelChangesAsTheirs() throws {
+        let primary = ActiveScenario()
+        let tenants = TenantDirectory(mode: .byTopic, primary: primary, makeScenario: { ActiveScenario() })
+        let seen = Recorded()
+        tenants.changes.observe { seen.append($0) }
+        let device = Device(token: "aa", topic: "com.a.app", environment: .development)
+        tenants.scenario(for: "com.a.app").devices.add(device)
+        let channel = try tenants.scenario(for: "com.a.app").channels.create(bundleID: "com.a.app", environment: .development, storagePolicy: .noMessageStored)
+        tenants.scenario(for: "com.a.app").channels.removeAll()
+        primary.devices.add(device)
+        #expect(
+            seen.changes == [
+                .inTenant("com.a.app", .devicePut(device)), .inTenant("com.a.app", .channelPut(channel)),
+                .inTenant("com.a.app", .channelsCleared),
+            ]
+        )
+        tenants.apply(.devicePut(Device(token: "bb", topic: "com.b.app", environment: .development)), inTenant: "com.b.app")
+        tenants.apply(.deviceRemoved(token: "aa"), inTenant: "com.a.app")
+        #expect(seen.changes.count == 3)
+        #expect(tenants.existing("com.b.app")?.devices.device(token: "bb") != nil)
+        #expect(tenants.existing("com.a.app")?.devices.isEmpty == true)
+        #expect(primary.devices.device(token: "aa") != nil)
     }
 }
 

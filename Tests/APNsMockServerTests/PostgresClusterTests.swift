@@ -261,8 +261,70 @@ struct PostgresClusterTests {
         }
     }
 
+    /// A tenant's devices and channels made on one replica are that tenant's on the others, and on a replica that
+    /// starts later; the other tenants do not see them; a tenant's reset takes them away everywhere.
+    @Test(.timeLimit(.minutes(3)))
+    func aTenantsDevicesAndChannelsReachTheOtherReplicas() async throws {
+        try await withTwoTenantReplicas { a, b, configure in
+            func status(_ topic: String, _ token: String, on server: TestServer) async throws -> String {
+                try await ProviderCurlTests.curl([
+                    "--http2", "-o", "/dev/null", "-w", "%{http_code}", "-H", "apns-topic: \(topic)", "-d", TestData.alertPayload,
+                    server.deviceURL(token),
+                ]).stdout
+            }
+            func channelIDs(_ tenant: String, on server: TestServer) async throws -> [String] {
+                let list = try await server.admin.request(.get, "/admin/channels", query: [("tenant", tenant)])
+                #expect(list.status == 200, "\(list.json)")
+                return list.json["channels"]?.array?.compactMap { $0["id"]?.string } ?? []
+            }
+            // b meets com.a.app before the device comes; the unidentified tenant's device goes too.
+            let removed = TestData.deviceToken()
+            #expect(try await status("com.a.app", removed, on: b) == "200")
+            let device = #"{"token":"\#(removed)","topic":"com.a.app","environment":"development"}"#
+            #expect(try await BroadcastEndToEndTests.admin(a, "POST", "/admin/devices?tenant=com.a.app", body: device).status == 201)
+            let unregister = try await BroadcastEndToEndTests.admin(
+                a, "POST", "/admin/devices/\(removed)/unregister?tenant=com.a.app", body: #"{"timestamp":1700000000000}"#
+            )
+            #expect(unregister.status == 200, "\(unregister)")
+            _ = try await poll(timeout: .seconds(30), "com.a.app's unregistered device on replica b") { () -> Bool? in
+                try await status("com.a.app", removed, on: b) == "410" ? true : nil
+            }
+            #expect(try await status("com.b.app", removed, on: b) == "200", "another tenant's token is not that device")
+            let devicesOfB = try await BroadcastEndToEndTests.admin(b, "GET", "/admin/devices?tenant=com.b.app")
+            #expect(devicesOfB.status == 200 && !devicesOfB.body.contains(removed), "\(devicesOfB)")
+
+            // A channel com.b.app makes on b is com.b.app's on a, and a tenant a meets only now.
+            let made = try await BroadcastEndToEndTests.admin(b, "POST", "/admin/channels?tenant=com.b.app", body: #"{"bundleId":"com.b.app"}"#)
+            let channelID = try #require(try JSON(parsing: Array(made.body.utf8))["id"]?.string, "\(made)")
+            _ = try await poll(timeout: .seconds(30), "com.b.app's channel on replica a") { () -> Bool? in
+                try await channelIDs("com.b.app", on: a).contains(channelID) ? true : nil
+            }
+            #expect(try await channelIDs("com.a.app", on: a).isEmpty)
+
+            // A replica started now loads both.
+            try await withTestServer(configure: configure("c")) { (c: TestServer) async throws -> Void in
+                #expect(try await status("com.a.app", removed, on: c) == "410")
+                #expect(try await channelIDs("com.b.app", on: c) == [channelID])
+            }
+
+            // com.a.app's reset on b takes its device away on a too; com.b.app keeps its channel.
+            #expect(try await BroadcastEndToEndTests.admin(b, "POST", "/admin/reset?tenant=com.a.app").status == 200)
+            _ = try await poll(timeout: .seconds(30), "com.a.app's reset on replica a") { () -> Bool? in
+                try await status("com.a.app", removed, on: a) == "200" ? true : nil
+            }
+            #expect(try await channelIDs("com.b.app", on: a) == [channelID])
+        }
+    }
+
     /// Two replicas of one fresh database, with `--tenants by-topic`.
     private func withTwoTenantReplicas(_ body: (TestServer, TestServer) async throws -> Void) async throws {
+        try await withTwoTenantReplicas { a, b, _ in try await body(a, b) }
+    }
+
+    /// Two replicas of one fresh database, with `--tenants by-topic`, and how to configure a third.
+    private func withTwoTenantReplicas(
+        _ body: (TestServer, TestServer, _ configure: (String) -> (inout ServerConfiguration) -> Void) async throws -> Void
+    ) async throws {
         try await withPostgres { postgres in
             let store = try #require(RecordingStoreSetting(try await postgres.createDatabase()))
             func configure(_ replica: String) -> (inout ServerConfiguration) -> Void {
@@ -270,7 +332,7 @@ struct PostgresClusterTests {
             }
             try await withTestServer(configure: configure("a")) { (a: TestServer) async throws -> Void in
                 try await withTestServer(configure: configure("b")) { (b: TestServer) async throws -> Void in
-                    try await body(a, b)
+                    try await body(a, b, configure)
                 }
             }
         }

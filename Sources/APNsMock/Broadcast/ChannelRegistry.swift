@@ -171,7 +171,7 @@ public final class ChannelRegistry: Sendable {
             state.withLock { state in state.insert(channel, origin: state.origins[channel.id] ?? .api) }
         case .channelRemoved(let id): _ = forget(id: id)
         case .channelsCleared: state.withLock { $0 = State() }
-        case .devicePut, .deviceRemoved, .devicesCleared, .scenario, .tenantScenario: break
+        case .devicePut, .deviceRemoved, .devicesCleared, .scenario, .tenantScenario, .inTenant: break
         }
     }
 

@@ -1,8 +1,9 @@
 import Synchronization
 
 /// A change to the state that replicas sharing a store keep in common: the device registry's and the broadcast
-/// channels' entries made at run time, and the scenario in force. Scenario-declared devices and channels are not
-/// changes of their own: every replica derives them from the shared scenario.
+/// channels' entries made at run time, and the scenario in force, the `unidentified` tenant's bare and every other
+/// tenant's wrapped in ``inTenant(_:_:)``. Scenario-declared devices and channels are not changes of their own:
+/// every replica derives them from the shared scenario.
 public enum SharedStateChange: Sendable, Equatable {
     case devicePut(Device)
     case deviceRemoved(token: String)
@@ -14,6 +15,8 @@ public enum SharedStateChange: Sendable, Equatable {
     case scenario(source: String, version: UInt64)
     /// A scenario put in force for one tenant (`--tenants`), with the version it took in that tenant.
     case tenantScenario(tenant: String, source: String, version: UInt64)
+    /// A device or channel change made in one tenant (`--tenants`) other than `unidentified`.
+    indirect case inTenant(String, SharedStateChange)
 }
 
 /// Where a registry reports its changes, so a cluster store can pass them to the other replicas. A change applied

@@ -204,7 +204,7 @@ public final class DeviceRegistry: Sendable {
         case .devicePut(let device): put(device, origin: nil)
         case .deviceRemoved(let token): _ = forget(token: token)
         case .devicesCleared: forgetAll()
-        case .channelPut, .channelRemoved, .channelsCleared, .scenario, .tenantScenario: break
+        case .channelPut, .channelRemoved, .channelsCleared, .scenario, .tenantScenario, .inTenant: break
         }
     }
 

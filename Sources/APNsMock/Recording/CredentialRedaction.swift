@@ -23,9 +23,7 @@ package enum CredentialRedaction {
         let scheme = text.prefix { $0 != " " }
         let hasScheme = scheme.count < text.count
         let token = hasScheme ? text[text.index(after: scheme.endIndex)...].drop { $0 == " " } : Substring(text)
-        let fingerprint = SHA256.hash(data: Array(token.utf8)).prefix(8).map { byte in
-            String(byte >> 4, radix: 16) + String(byte & 0xF, radix: 16)
-        }.joined()
+        let fingerprint = Hex.encode(SHA256.hash(data: Array(token.utf8)).prefix(8))
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         let kept = parts.count == 3 ? parts[0] + "." + parts[1] + "." : ""
         return (hasScheme ? scheme + " " : "") + kept + marker + fingerprint

@@ -20,8 +20,9 @@ public final class TenantDirectory: Sendable {
     /// Scenarios other replicas put in force for tenants not met here yet: such a tenant starts with its own.
     private let adopted = Mutex<[String: (scenario: Scenario, version: UInt64)]>([:])
 
-    /// Each tenant's scenario changes made here (``SharedStateChange/tenantScenario(tenant:source:version:)``), for
-    /// replicas sharing a store; the `unidentified` tenant's are its scenario's own (``ActiveScenario/changes``).
+    /// Each tenant's scenario, device and channel changes made here
+    /// (``SharedStateChange/tenantScenario(tenant:source:version:)``, ``SharedStateChange/inTenant(_:_:)``), for
+    /// replicas sharing a store; the `unidentified` tenant's are its scenario's and registries' own.
     public let changes = SharedStateObserver()
 
     /// - Parameters:
@@ -62,6 +63,8 @@ public final class TenantDirectory: Sendable {
                 guard case .scenario(let source, let version) = change else { return }
                 changes.report(.tenantScenario(tenant: name, source: source, version: version))
             }
+            made.devices.changes.observe { changes.report(.inTenant(name, $0)) }
+            made.channels.changes.observe { changes.report(.inTenant(name, $0)) }
             tenants[name] = made
             return made
         }
@@ -112,6 +115,14 @@ public final class TenantDirectory: Sendable {
                 }
             }
         }
+    }
+
+    /// Applies a device or channel change another replica made in `tenant`, without reporting it again; a tenant
+    /// not met here yet is made for it (with the start scenario, or the one another replica put in force).
+    public func apply(_ change: SharedStateChange, inTenant tenant: String) {
+        let scenario = scenario(for: tenant)
+        scenario.devices.apply(change)
+        scenario.channels.apply(change)
     }
 
     /// The version of `tenant`'s scenario here, or of the one waiting for it; `0` for none.

@@ -108,13 +108,15 @@ final class PostgresCluster: Sendable {
     /// starts following the others. `publishScenario`: this replica was started with `--scenario`, which then
     /// becomes the cluster's; otherwise it takes the cluster's scenario, if any.
     func attach(_ shared: Shared, publishScenario: Bool) async throws {
-        for try await body in try await queries.query("SELECT body FROM apns_mock_devices", logger: logger).decode(String.self) {
-            if let device = try? Device(json: Array(body.utf8)) { shared.devices.apply(.devicePut(device)) }
+        for try await (tenant, body) in try await queries.query("SELECT tenant, body FROM apns_mock_devices", logger: logger)
+            .decode((String, String).self)
+        {
+            if let device = try? Device(json: Array(body.utf8)) { Self.apply(.devicePut(device), tenant: tenant, shared) }
         }
         for try await row in try await queries.query(
             "SELECT \(unescaped: Self.channelColumns) FROM apns_mock_channels ORDER BY created_at", logger: logger
         ) {
-            if let channel = try? Self.channel(from: row) { shared.channels.apply(.channelPut(channel)) }
+            if let (channel, tenant) = try? Self.channel(from: row) { Self.apply(.channelPut(channel), tenant: tenant, shared) }
         }
         if publishScenario {
             changeInput.yield(.scenario(source: shared.scenario.current.scenario.sourceText ?? "", version: shared.scenario.version))
@@ -206,26 +208,27 @@ final class PostgresCluster: Sendable {
                 case .tenantCleared(let tenant, _, _):
                     try await readRecordings(into: shared.store)
                     shared.store.clear(tenant: tenant)
-                case .device(let token, _):
+                case .device(let token, let tenant, _):
                     var found: Device?
-                    for try await body in try await queries.query("SELECT body FROM apns_mock_devices WHERE token = \(token)", logger: logger)
-                        .decode(String.self)
-                    {
+                    for try await body in try await queries.query(
+                        "SELECT body FROM apns_mock_devices WHERE tenant = \(tenant ?? "") AND token = \(token)", logger: logger
+                    ).decode(String.self) {
                         found = try? Device(json: Array(body.utf8))
                     }
-                    shared.devices.apply(found.map { .devicePut($0) } ?? .deviceRemoved(token: token))
-                case .devicesCleared:
-                    shared.devices.apply(.devicesCleared)
-                case .channel(let id, _):
+                    Self.apply(found.map { .devicePut($0) } ?? .deviceRemoved(token: token), tenant: tenant, shared)
+                case .devicesCleared(let tenant, _):
+                    Self.apply(.devicesCleared, tenant: tenant, shared)
+                case .channel(let id, let tenant, _):
                     var found: BroadcastChannel?
                     for try await row in try await queries.query(
-                        "SELECT \(unescaped: Self.channelColumns) FROM apns_mock_channels WHERE id = \(id)", logger: logger
+                        "SELECT \(unescaped: Self.channelColumns) FROM apns_mock_channels WHERE tenant = \(tenant ?? "") AND id = \(id)",
+                        logger: logger
                     ) {
-                        found = try? Self.channel(from: row)
+                        found = try? Self.channel(from: row).0
                     }
-                    shared.channels.apply(found.map { .channelPut($0) } ?? .channelRemoved(id: id))
-                case .channelsCleared:
-                    shared.channels.apply(.channelsCleared)
+                    Self.apply(found.map { .channelPut($0) } ?? .channelRemoved(id: id), tenant: tenant, shared)
+                case .channelsCleared(let tenant, _):
+                    Self.apply(.channelsCleared, tenant: tenant, shared)
                 case .scenario(let version, _):
                     try await adoptScenario(shared, newerThan: UInt64(max(0, version - 1)))
                 case .tenantScenario(let tenant, _, _):
@@ -240,6 +243,18 @@ final class PostgresCluster: Sendable {
                     metadata: ["notice": "\(notice.payload)", "error": "\(PostgresConnector.describe(error))"]
                 )
             }
+        }
+    }
+
+    /// Applies a device or channel change another replica made: to the `unidentified` tenant's registries (tenant
+    /// `nil` or ''), or to the named tenant's, made for it if need be. A replica without `--tenants` keeps only the
+    /// `unidentified` tenant's.
+    private static func apply(_ change: SharedStateChange, tenant: String?, _ shared: Shared) {
+        if let tenant, !tenant.isEmpty {
+            shared.tenants?.apply(change, inTenant: tenant)
+        } else {
+            shared.devices.apply(change)
+            shared.channels.apply(change)
         }
     }
 
@@ -333,7 +348,10 @@ final class PostgresCluster: Sendable {
         }
     }
 
-    private func write(_ change: SharedStateChange, _ shared: Shared) async throws {
+    /// Writes one change and announces it; `tenant`: the tenant a device or channel change was made in (`nil`:
+    /// `unidentified`, or no tenants), kept as '' in the tables.
+    private func write(_ change: SharedStateChange, _ shared: Shared, tenant: String? = nil) async throws {
+        let key = tenant ?? ""
         let notice: ClusterNotice
         switch change {
         case .devicePut(let device):
@@ -341,36 +359,41 @@ final class PostgresCluster: Sendable {
             let body = String(decoding: try JSONSerialization.data(withJSONObject: device.jsonObject(), options: [.sortedKeys]), as: UTF8.self)
             try await publishing.query(
                 """
-                INSERT INTO apns_mock_devices (token, body, replica) VALUES (\(token), \(body), \(replica))
-                ON CONFLICT (token) DO UPDATE SET body = EXCLUDED.body, replica = EXCLUDED.replica
+                INSERT INTO apns_mock_devices (tenant, token, body, replica) VALUES (\(key), \(token), \(body), \(replica))
+                ON CONFLICT (tenant, token) DO UPDATE SET body = EXCLUDED.body, replica = EXCLUDED.replica
                 """,
                 logger: logger
             )
-            notice = .device(token: token, replica: replica)
+            notice = .device(token: token, tenant: tenant, replica: replica)
         case .deviceRemoved(let token):
             let token = token.lowercased()
-            try await publishing.query("DELETE FROM apns_mock_devices WHERE token = \(token)", logger: logger)
-            notice = .device(token: token, replica: replica)
+            try await publishing.query("DELETE FROM apns_mock_devices WHERE tenant = \(key) AND token = \(token)", logger: logger)
+            notice = .device(token: token, tenant: tenant, replica: replica)
         case .devicesCleared:
-            try await publishing.query("DELETE FROM apns_mock_devices", logger: logger)
-            notice = .devicesCleared(replica: replica)
+            try await publishing.query("DELETE FROM apns_mock_devices WHERE tenant = \(key)", logger: logger)
+            notice = .devicesCleared(tenant: tenant, replica: replica)
         case .channelPut(let channel):
             try await publishing.query(
                 """
-                INSERT INTO apns_mock_channels (id, bundle_id, environment, storage_policy, created_at, replica)
-                VALUES (\(channel.id), \(channel.bundleID), \(channel.environment.rawValue), \(channel.storagePolicy.rawValue), \(channel.createdAt), \(replica))
-                ON CONFLICT (id) DO UPDATE SET bundle_id = EXCLUDED.bundle_id, environment = EXCLUDED.environment,
+                INSERT INTO apns_mock_channels (tenant, id, bundle_id, environment, storage_policy, created_at, replica)
+                VALUES (\(key), \(channel.id), \(channel.bundleID), \(channel.environment.rawValue), \(channel.storagePolicy.rawValue), \(channel.createdAt), \(replica))
+                ON CONFLICT (tenant, id) DO UPDATE SET bundle_id = EXCLUDED.bundle_id, environment = EXCLUDED.environment,
                     storage_policy = EXCLUDED.storage_policy, created_at = EXCLUDED.created_at, replica = EXCLUDED.replica
                 """,
                 logger: logger
             )
-            notice = .channel(id: channel.id, replica: replica)
+            notice = .channel(id: channel.id, tenant: tenant, replica: replica)
         case .channelRemoved(let id):
-            try await publishing.query("DELETE FROM apns_mock_channels WHERE id = \(id)", logger: logger)
-            notice = .channel(id: id, replica: replica)
+            try await publishing.query("DELETE FROM apns_mock_channels WHERE tenant = \(key) AND id = \(id)", logger: logger)
+            notice = .channel(id: id, tenant: tenant, replica: replica)
         case .channelsCleared:
-            try await publishing.query("DELETE FROM apns_mock_channels", logger: logger)
-            notice = .channelsCleared(replica: replica)
+            try await publishing.query("DELETE FROM apns_mock_channels WHERE tenant = \(key)", logger: logger)
+            notice = .channelsCleared(tenant: tenant, replica: replica)
+        case .inTenant(let name, let change):
+            // One level only: a tenant's registries report bare changes, which the directory wraps once.
+            guard tenant == nil else { return }
+            try await write(change, shared, tenant: name)
+            return
         case .scenario(let source, let version):
             var stored = Int64(clamping: version)
             for try await assigned in try await publishing.query(
@@ -410,7 +433,7 @@ final class PostgresCluster: Sendable {
     static let selectColumns = "id, " + PostgresRecordStore.columns.joined(separator: ", ")
 
     /// The columns `channel(from:)` reads, in its order.
-    static let channelColumns = "id, bundle_id, environment, storage_policy, created_at"
+    static let channelColumns = "id, bundle_id, environment, storage_policy, created_at, tenant"
 
     /// A row of `selectColumns` as (id, replica, recording).
     static func recording(from row: PostgresRow) throws -> (Int64, String, RecordedNotification) {
@@ -450,11 +473,12 @@ final class PostgresCluster: Sendable {
 
     struct ChannelRowError: Error {}
 
-    static func channel(from row: PostgresRow) throws -> BroadcastChannel {
-        let (id, bundleID, environment, policy, createdAt) = try row.decode((String, String, String, Int32, Int64).self)
+    /// A row of `channelColumns` as (channel, tenant).
+    static func channel(from row: PostgresRow) throws -> (BroadcastChannel, String) {
+        let (id, bundleID, environment, policy, createdAt, tenant) = try row.decode((String, String, String, Int32, Int64, String).self)
         guard let environment = APNsEnvironment(rawValue: environment), let policy = BroadcastChannel.StoragePolicy(rawValue: Int(policy)) else {
             throw ChannelRowError()
         }
-        return BroadcastChannel(id: id, bundleID: bundleID, environment: environment, storagePolicy: policy, createdAt: createdAt)
+        return (BroadcastChannel(id: id, bundleID: bundleID, environment: environment, storagePolicy: policy, createdAt: createdAt), tenant)
     }
 }

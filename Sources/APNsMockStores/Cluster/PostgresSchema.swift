@@ -84,6 +84,19 @@ enum PostgresSchema {
                 """
             ]
         ),
+        (
+            3,
+            [
+                // Each tenant's devices and channels made at run time, beside the `unidentified` tenant's (and, without
+                // tenants, every one), which keep the tenant ''.
+                "ALTER TABLE apns_mock_devices ADD COLUMN tenant TEXT NOT NULL DEFAULT ''",
+                "ALTER TABLE apns_mock_devices DROP CONSTRAINT apns_mock_devices_pkey",
+                "ALTER TABLE apns_mock_devices ADD PRIMARY KEY (tenant, token)",
+                "ALTER TABLE apns_mock_channels ADD COLUMN tenant TEXT NOT NULL DEFAULT ''",
+                "ALTER TABLE apns_mock_channels DROP CONSTRAINT apns_mock_channels_pkey",
+                "ALTER TABLE apns_mock_channels ADD PRIMARY KEY (tenant, id)",
+            ]
+        ),
     ]
 
     /// Brings the database's schema to the newest version.
