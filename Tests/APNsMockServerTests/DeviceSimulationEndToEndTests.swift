@@ -166,7 +166,8 @@ struct DeviceSimulationEndToEndTests {
 
     /// The device model sits on the recording path (the store hands it accepted pushes under its lock): at load,
     /// every answer h2load saw is a recording and a delivery log's data points, counted exactly, in the metrics
-    /// and in the record file, each data point after its recording.
+    /// and in the record file, each data point after its recording. Pushes to a token nobody registered, sent at
+    /// the same time, are recordings and nothing else.
     @Test func atLoadEveryAcceptedPushIsRecordedAndDelivered() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("apns-mock-load-deliveries-\(UUID().uuidString).ndjson")
         defer { try? FileManager.default.removeItem(at: file) }
@@ -174,27 +175,32 @@ struct DeviceSimulationEndToEndTests {
             let phone = TestData.deviceToken()
             let register = try await BroadcastEndToEndTests.admin(server, "POST", "/admin/devices", body: #"{"token":"\#(phone)","topic":"\#(TestData.topic)"}"#)
             #expect(register.status == 201, "\(register)")
-            let result = try await ExternalTool.withTemporaryFile(Data(TestData.alertPayload.utf8)) { payloadPath in
-                try await ExternalTool.run(
-                    "h2load",
-                    ["-n", "20000", "-c", "4", "-m", "100", "-d", payloadPath, "-H", "apns-topic: \(TestData.topic)", server.deviceURL(phone)],
-                    timeout: .seconds(60)
-                )
+            func load(_ token: String, count: Int) async throws -> Int {
+                let result = try await ExternalTool.withTemporaryFile(Data(TestData.alertPayload.utf8)) { payloadPath in
+                    try await ExternalTool.run(
+                        "h2load",
+                        ["-n", String(count), "-c", "2", "-m", "100", "-d", payloadPath, "-H", "apns-topic: \(TestData.topic)", server.deviceURL(token)],
+                        timeout: .seconds(60)
+                    )
+                }
+                #expect(result.exitCode == 0, "\(result)")
+                #expect(result.stdout.contains("status codes: \(count) 2xx"), "\(result)")
+                return try #require(ProviderLoadTests.requestCounts(result.stdout)["succeeded"], "\(result)")
             }
-            #expect(result.exitCode == 0, "\(result)")
-            let counts = ProviderLoadTests.requestCounts(result.stdout)
-            let answered = try #require(counts["succeeded"], "\(result)")
-            #expect(answered == 20000, "\(result)")
-            #expect(result.stdout.contains("status codes: 20000 2xx"), "\(result)")
+            async let toThePhone = load(phone, count: 20000)
+            async let toNobody = load(TestData.deviceToken(), count: 10000)
+            let answered = try await toThePhone
+            let unknownAnswered = try await toNobody
+            #expect(answered == 20000 && unknownAnswered == 10000)
             let stats = try await server.admin.stats()
-            #expect(stats["received"]?.int == answered, "\(stats)")
+            #expect(stats["received"]?.int == answered + unknownAnswered, "\(stats)")
             let metrics = OperationsTests.samples(try await OperationsTests.get("http://127.0.0.1:\(server.adminPort)/metrics").body)
             #expect(metrics[#"apns_mock_delivery_total{state="received",push_type="alert",priority="10"}"#] == Double(answered), "\(metrics)")
             #expect(metrics[#"apns_mock_delivery_total{state="delivered",push_type="alert",priority="10"}"#] == Double(answered), "\(metrics)")
             // The device keeps its newest 1,000 logs.
             let kept = try await server.admin.request(.get, "/admin/devices/\(phone)/deliveries")
             #expect(kept.json["deliveries"]?.array?.count == 1000)
-            return answered
+            return (answered, unknownAnswered)
         }
         // Read after shutdown, which writes everything queued.
         var recorded: Set<Int> = []
@@ -215,8 +221,8 @@ struct DeviceSimulationEndToEndTests {
                 recorded.insert(sequence)
             }
         }
-        #expect(recorded.count == answered)
-        #expect(dataPoints == ["received": answered, "delivered": answered], "\(dataPoints)")
+        #expect(recorded.count == answered.0 + answered.1)
+        #expect(dataPoints == ["received": answered.0, "delivered": answered.0], "\(dataPoints)")
         #expect(beforeItsRecording == 0)
     }
 

@@ -50,6 +50,33 @@ struct NotificationProcessorTests {
         return try #require(decision.response)
     }
 
+    // MARK: What reaches the simulated devices
+
+    /// Only a 200 to a registered token (or a scripted 200 to one, which skips the registry's check) is marked for
+    /// the devices: the store copies and hands over nothing else, so pushes to unknown tokens cost what they cost
+    /// with no device registered.
+    @Test func onlyAcceptedPushesToRegisteredTokensReachTheDevices() throws {
+        let scenario = try ScenarioLoader.load(
+            text: "rules:\n  - name: scripted-ok\n    match: {pushType: background}\n    status: 200\n", source: "scripted.yaml"
+        )
+        let active = ActiveScenario(scenario, now: { fixedNow })
+        active.devices.add(Device(token: token, topic: "com.example.MyApp", environment: .development))
+        let processor = NotificationProcessor(scenario: active, now: { fixedNow })
+        let unknown = String(repeating: "ab", count: 32)
+        func reaches(_ request: APNsRequest) -> (Int?, Bool) {
+            var ids = APNsIDGenerator()
+            var auth = processor.makeAuthState(certificate: nil)
+            let decision = processor.process(request, streamID: 1, connection: ConnectionInfo(id: 1), auth: &auth, ids: &ids)
+            return (decision.outcome.response?.status, decision.outcome.reachesDevices)
+        }
+        let background = [("apns-push-type", "background"), ("apns-priority", "5")]
+        #expect(reaches(makeRequest()) == (200, true))
+        #expect(reaches(makeRequest(path: "/3/device/" + unknown)) == (200, false))
+        #expect(reaches(makeRequest(extra: background)) == (200, true), "a scripted 200 to a registered token")
+        #expect(reaches(makeRequest(path: "/3/device/" + unknown, extra: background)) == (200, false))
+        #expect(reaches(makeRequest(extra: [("apns-topic", "com.example.Other")])) == (400, false))
+    }
+
     // MARK: The device-push path
 
     /// Device pushes no scenario rule touches take a path of their own (`decideDevicePush`); a scenario whose only

@@ -238,22 +238,37 @@ public final class DeviceRegistry: Sendable {
     public var isEmpty: Bool { size.load(ordering: .relaxed) == 0 }
 
     public func check(token: String, topic: String?, environment: APNsEnvironment, now: Int64) -> ScenarioResponse? {
+        var known = false
+        return check(token: token, topic: topic, environment: environment, now: now, known: &known)
+    }
+
+    /// As above; `known` tells whether the token is a registered device's (a push it accepts reaches the device).
+    package func check(token: String, topic: String?, environment: APNsEnvironment, now: Int64, known: inout Bool) -> ScenarioResponse? {
         if size.load(ordering: .relaxed) == 0 { return nil }
         let key = Device.normalizedToken(token)
         let requestTopic = topic.map { $0.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) ? $0.lowercased() : $0 }
-        return state.withLock { state -> ScenarioResponse? in
-            guard let entry = state.entries[key] else { return nil }
+        let (answer, found) = state.withLock { state -> (ScenarioResponse?, Bool) in
+            guard let entry = state.entries[key] else { return (nil, false) }
             if entry.device.environment != environment {
-                return ScenarioResponse(status: 400, reason: .badDeviceToken)
+                return (ScenarioResponse(status: 400, reason: .badDeviceToken), true)
             }
             if let requestTopic, requestTopic != entry.topic {
-                return ScenarioResponse(status: 400, reason: .deviceTokenNotForTopic)
+                return (ScenarioResponse(status: 400, reason: .deviceTokenNotForTopic), true)
             }
             if let time = entry.device.unregisteredAt, time <= now {
-                return ScenarioResponse(status: 410, reason: .unregistered, timestamp: time)
+                return (ScenarioResponse(status: 410, reason: .unregistered, timestamp: time), true)
             }
-            return nil
+            return (nil, true)
         }
+        known = found
+        return answer
+    }
+
+    /// Whether `token` is a registered device's.
+    package func knows(token: String) -> Bool {
+        if size.load(ordering: .relaxed) == 0 { return false }
+        let key = Device.normalizedToken(token)
+        return state.withLock { $0.entries[key] != nil }
     }
 }
 

@@ -236,10 +236,13 @@ public final class NotificationProcessor: Sendable {
         }
         let verdict: RequestValidator.Verdict
         var deviceAnswer: ScenarioResponse?
+        var deviceKnown = false
         if let rejection = outcome.rejection {
             verdict = .rejected(rejection)
         } else {
-            (verdict, deviceAnswer) = validateDevicePush(request, headers: headers, authenticated: outcome, engine: engine, receivedAt: receivedAt)
+            (verdict, deviceAnswer) = validateDevicePush(
+                request, headers: headers, authenticated: outcome, engine: engine, receivedAt: receivedAt, deviceKnown: &deviceKnown
+            )
         }
         var actions: [ConnectionAction] = []
         if outcome.raiseStreamLimit { actions.append(.setMaxConcurrentStreams(maxConcurrentStreams)) }
@@ -249,6 +252,7 @@ public final class NotificationProcessor: Sendable {
         )
         let recorded = state.scenario.record(status: made.status, reason: made.reason)
         if !recorded.isEmpty { actions += recorded }
+        let reachesDevices = deviceKnown && made.status == 200
         // The connection's rules close connections (GOAWAY, then close) and never drop one, so the answer is sent.
         let warnings = lint && request.payloadSize > 0 ? lintWarnings(request, headers: headers, route: nil, state: &state) : []
         // A push with its connection's current token shares the previous recording's extras as they are: looked up
@@ -270,20 +274,21 @@ public final class NotificationProcessor: Sendable {
         // Moved into the decision (`consume`): values used again afterwards were copied, the extras retained.
         return ProviderDecision(
             actions: actions,
-            outcome: RecordingOutcome(receivedAt: receivedAt, response: consume made, extras: consume extras),
+            outcome: RecordingOutcome(receivedAt: receivedAt, response: consume made, extras: consume extras, reachesDevices: reachesDevices),
             pushType: headers.pushType
         )
     }
 
     /// An authenticated device push's validation, then the scenario's device registry (a `410` or `400` for a
-    /// token it lists).
+    /// token it lists); `deviceKnown` is set when the registry lists the token.
     @inline(__always)
     private func validateDevicePush(
         _ request: APNsRequest,
         headers: APNsHeaders,
         authenticated outcome: AuthenticationOutcome,
         engine: ScenarioEngine,
-        receivedAt: Int64
+        receivedAt: Int64,
+        deviceKnown: inout Bool
     ) -> (RequestValidator.Verdict, ScenarioResponse?) {
         let verdict = validator.validate(
             request,
@@ -295,7 +300,10 @@ public final class NotificationProcessor: Sendable {
         guard verdict == .accepted, !engine.devices.isEmpty, let token = request.deviceToken else { return (verdict, nil) }
         // The device model's time: the wall clock moved by the mock clock's offset.
         let deviceTime = receivedAt &+ engine.devices.clock.offsetMilliseconds
-        return (verdict, engine.deviceCheck(token: token, topic: headers.topic ?? outcome.defaultTopic, environment: environment, now: deviceTime))
+        let answer = engine.deviceCheck(
+            token: token, topic: headers.topic ?? outcome.defaultTopic, environment: environment, now: deviceTime, known: &deviceKnown
+        )
+        return (verdict, answer)
     }
 
     /// Everything else: a scenario's decision, the broadcast API, a refused route, an oversized header list.
@@ -315,6 +323,7 @@ public final class NotificationProcessor: Sendable {
         var authAcceptance: UInt64 = 0
         var verdict: RequestValidator.Verdict = request.headerListTooLarge ? .headerListTooLarge : .accepted
         var scriptedResponse: ScenarioResponse?
+        var deviceKnown: Bool?
         // The broadcast API: a broadcast on the provider port, or anything on the channel-management port.
         var broadcastRoute: BroadcastRoute?
         var channelAnswer: BroadcastValidator.ChannelAnswer?
@@ -371,9 +380,11 @@ public final class NotificationProcessor: Sendable {
                     channelAnswer = answer
                     verdict = answer.reason.map { .rejected($0) } ?? .accepted
                 } else {
+                    var known = false
                     (verdict, scriptedResponse) = validateDevicePush(
-                        request, headers: headers, authenticated: outcome, engine: engine, receivedAt: receivedAt
+                        request, headers: headers, authenticated: outcome, engine: engine, receivedAt: receivedAt, deviceKnown: &known
                     )
+                    deviceKnown = known
                 }
                 if outcome.raiseStreamLimit { actions.append(.setMaxConcurrentStreams(maxConcurrentStreams)) }
             }
@@ -424,11 +435,15 @@ public final class NotificationProcessor: Sendable {
         // Built in one expression from values used for the last time: a decision assigned to a variable and then
         // changed was copied on return, and the answer copied into it (retains of each of their references).
         let broadcastKind = isBroadcastAPI ? extras?.broadcast?.kind : nil
+        // A scripted 200 skipped the registry's check: the device still takes it, as it takes a broadcast.
+        let reachesDevices =
+            response?.status == 200 && !engine.devices.isEmpty
+            && (isBroadcastAPI || (deviceKnown ?? request.deviceToken.map { engine.devices.knows(token: $0) } ?? false))
         return ProviderDecision(
             streamFault: streamFault,
             actions: actions,
             delay: scripted?.delay,
-            outcome: RecordingOutcome(receivedAt: receivedAt, response: consume response, extras: consume extras),
+            outcome: RecordingOutcome(receivedAt: receivedAt, response: consume response, extras: consume extras, reachesDevices: reachesDevices),
             pushType: headers.pushType,
             broadcastKind: broadcastKind
         )

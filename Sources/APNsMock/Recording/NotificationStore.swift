@@ -174,7 +174,7 @@ public final class NotificationStore: Sendable {
         var expiredUpTo: UInt64?
         let sequence = state.withLock { state in
             var accepted: RecordedNotification?
-            if pending!.status == 200, hasDevices {
+            if pending!.reachesDevices {
                 accepted = pending!
                 accepted!.sequence = state.nextSequence
             }
@@ -206,12 +206,11 @@ public final class NotificationStore: Sendable {
         var expiredUpTo: UInt64?
         state.withLock { state in
             var accepted: [RecordedNotification] = []
-            if hasDevices {
-                for (offset, recording) in batch.reversed().enumerated() where recording.status == 200 {
-                    var copy = recording
-                    copy.sequence = state.nextSequence + UInt64(offset)
-                    accepted.append(copy)
-                }
+            // Read in place (the batch is reversed): only the pushes a device takes are copied.
+            for index in batch.indices.reversed() where batch[index].reachesDevices {
+                var copy = batch[index]
+                copy.sequence = state.nextSequence + UInt64(batch.count - 1 - index)
+                accepted.append(copy)
             }
             if let onAppend, isListening() {
                 // Numbered as `insert` will number them, and handed over in order, inside the lock. One copy each
@@ -236,13 +235,6 @@ public final class NotificationStore: Sendable {
         }
         for continuation in ready { continuation.resume(returning: true) }
         if let expiredUpTo { onExpire?(expiredUpTo) }
-    }
-
-    /// Some device is simulated, so accepted pushes must be handed over.
-    private var hasDevices: Bool {
-        if let tenants { return tenants.simulatesDevices }
-        guard let devices else { return false }
-        return !devices.isEmpty
     }
 
     /// Hands accepted pushes to the devices that take them: the tenant's, with tenants. Called with the lock held.

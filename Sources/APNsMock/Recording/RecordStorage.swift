@@ -29,6 +29,9 @@ struct RecordFields {
     var sharesStorage = false
     /// The `authorization` header is shown as sent (`--record-credentials full`), not redacted.
     var keepsCredentials = false
+    /// An accepted push a simulated device takes: to a registered token, or a broadcast (see
+    /// `RecordingOutcome.reachesDevices`).
+    var reachesDevices = false
 
     static let noTimestamp = Int64.min
     /// The longest device token kept here: 64 hex digits, as APNs issues them. Longer ones stay text.

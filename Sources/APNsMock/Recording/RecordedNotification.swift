@@ -57,13 +57,17 @@ public struct RecordedNotification: Sendable, Equatable {
         request: borrowing APNsRequest,
         response: borrowing APNsResponse?,
         extras: RecordExtras?,
+        reachesDevices: Bool = false,
         shapes: inout RecordShapeCache
     ) {
         self.sequence = sequence
         self.receivedAt = receivedAt
         self.connectionID = connectionID
         self.streamID = streamID
-        (self.fields, self.storage) = RecordStorage.make(request: request, response: response, extras: extras, shapes: &shapes)
+        var (fields, storage) = RecordStorage.make(request: request, response: response, extras: extras, shapes: &shapes)
+        fields.reachesDevices = reachesDevices
+        self.fields = fields
+        self.storage = storage
     }
 
     /// The request as it arrived.
@@ -107,6 +111,9 @@ public struct RecordedNotification: Sendable, Equatable {
     public var apnsID: String? { response?.apnsID ?? storage.header(named: "apns-id") }
     /// The answer's status, read without rebuilding the answer.
     public var status: Int? { fields.hasResponse ? Int(fields.status) : nil }
+    /// An accepted push the simulated devices take (a registered token's, or a broadcast): only these are handed to
+    /// them, so pushes to tokens nobody registered cost what they cost with no device at all.
+    package var reachesDevices: Bool { fields.reachesDevices }
     /// The answer's reason, read without rebuilding the answer.
     public var reason: Reason? { fields.hasResponse ? fields.reason : nil }
 

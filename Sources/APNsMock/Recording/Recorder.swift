@@ -136,6 +136,7 @@ public final class Recorder: Sendable {
             request: request,
             response: outcome.response,
             extras: outcome.extras,
+            reachesDevices: outcome.reachesDevices,
             shapes: &context.shapes
         )
     }

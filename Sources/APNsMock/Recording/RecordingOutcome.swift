@@ -8,11 +8,15 @@ public struct RecordingOutcome: Sendable, Equatable {
     public var response: Optional<APNsResponse>
     /// Authentication, scenario rule, faults and why there is no answer; shared between recordings when equal.
     var extras: Optional<RecordExtras>
+    /// A 200 the simulated devices take: to a token the registry knows, or a broadcast while some device is
+    /// registered. Decided with the answer, where the registry was read already.
+    var reachesDevices: Bool
 
-    init(receivedAt: Int64, response: APNsResponse?, extras: RecordExtras?) {
+    init(receivedAt: Int64, response: APNsResponse?, extras: RecordExtras?, reachesDevices: Bool = false) {
         self.receivedAt = receivedAt
         self.response = response
         self.extras = extras
+        self.reachesDevices = reachesDevices
     }
 
     /// An outcome with no answer, for a request that ended before it could be decided.

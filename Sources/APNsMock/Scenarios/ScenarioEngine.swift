@@ -253,6 +253,11 @@ public final class ScenarioEngine: Sendable {
         devices.check(token: token, topic: topic, environment: environment, now: now ?? self.now())
     }
 
+    /// As above; `known` tells whether the token is a registered device's.
+    package func deviceCheck(token: String, topic: String?, environment: APNsEnvironment, now: Int64, known: inout Bool) -> ScenarioResponse? {
+        devices.check(token: token, topic: topic, environment: environment, now: now, known: &known)
+    }
+
     /// How to refuse a new connection now, or `nil` when there is no outage.
     public func isRefusingConnections(now: Int64? = nil) -> OutageMode? {
         let outages = scenario.outages
