@@ -16,6 +16,26 @@ struct DeviceRegistryTests {
         ])
     }
 
+    /// The provider port asks first from the path's bytes: a token whose last two digits no registered token has
+    /// is surely unknown; one that shares them is looked up, and still not judged; case does not matter.
+    @Test func aTokenNobodyRegisteredIsToldFromItsLastDigits() {
+        func push(_ token: String) -> APNsRequest { APNsRequest(method: "POST", path: "/3/device/" + token, headers: []) }
+        let stem = String(repeating: "ab", count: 31)
+        let devices = DeviceRegistry([Device(name: "a", token: stem + "f0", topic: "com.example.app", environment: .development)])
+        #expect(devices.mayKnow(tokenOf: push(stem + "f0")))
+        #expect(devices.mayKnow(tokenOf: push((stem + "f0").uppercased())))
+        #expect(!devices.mayKnow(tokenOf: push(stem + "f1")))
+        #expect(!devices.mayKnow(tokenOf: APNsRequest(method: "POST", path: "/3/broadcasts/apps/com.example.app", headers: [])))
+        // 0xb0 and 0xf0 share their low six bits: looked up, and unknown.
+        #expect(devices.mayKnow(tokenOf: push(stem + "b0")))
+        var known = true
+        #expect(devices.check(token: stem + "b0", topic: nil, environment: .development, now: now, known: &known) == nil && !known)
+        devices.add(Device(name: "b", token: stem + "F1", topic: "com.example.app", environment: .development))
+        #expect(devices.mayKnow(tokenOf: push(stem + "f1")))
+        devices.removeAll()
+        #expect(!devices.mayKnow(tokenOf: push(stem + "f0")))
+    }
+
     @Test func unknownTokensAreNotJudged() {
         #expect(registry().check(token: F.tokenC, topic: "com.example.app", environment: .development, now: now) == nil)
     }

@@ -76,6 +76,32 @@ public final class DeviceRegistry: Sendable {
     private func changed() { revisionCounter.add(1, ordering: .relaxed) }
     /// Mirrors `entries.count` so the hot path skips the lock and the token's normalisation when no device is registered.
     private let size = Atomic<Int>(0)
+    /// A bit per value of a registered token's last two hex digits (of 64), so that nearly every push to a token
+    /// nobody registered is known as such from its path's bytes: no `String` made, no lock taken. Set when a device
+    /// is added, worked out again when devices are forgotten together; a device removed alone leaves its bit,
+    /// which costs a look-up, never a wrong answer.
+    private let tokenBits = Atomic<UInt64>(0)
+
+    /// The token's bit in `tokenBits`; every bit for a token that does not end in two hex digits.
+    static func tokenBit<Token: BidirectionalCollection<UInt8>>(_ token: Token) -> UInt64 {
+        guard let last = token.last, let high = token.dropLast().last, let low = Hex.value(of: last), let high = Hex.value(of: high) else {
+            return .max
+        }
+        return 1 << ((high << 4 | low) & 63)
+    }
+
+    /// Whether the request's token may be a registered device's: `false` for a push the registry surely does not
+    /// know (checked from the path's bytes), or for a path that is not a device push's.
+    package func mayKnow(tokenOf request: APNsRequest) -> Bool {
+        if size.load(ordering: .relaxed) == 0 { return false }
+        let bits = tokenBits.load(ordering: .relaxed)
+        return request.withPath { path in APNsPath.tokenBytes(in: path).map { bits & Self.tokenBit($0) != 0 } ?? false }
+    }
+
+    /// `tokenBits` for what is registered now. With the lock held.
+    private func recomputeTokenBits(_ state: State) {
+        tokenBits.store(state.entries.keys.reduce(0) { $0 | Self.tokenBit($1.utf8) }, ordering: .relaxed)
+    }
 
     /// Changes made at run time (not a scenario's devices), for replicas sharing a store.
     public let changes = SharedStateObserver()
@@ -129,6 +155,8 @@ public final class DeviceRegistry: Sendable {
                 state.entries[key] = Entry(device: device, origin: origin, topic: topic, order: state.nextOrder, simulation: simulation)
                 state.nextOrder += 1
             }
+            // Before the count, so a push that sees the device counted also sees its bit.
+            tokenBits.bitwiseOr(Self.tokenBit(key.utf8), ordering: .relaxed)
             size.store(state.entries.count, ordering: .relaxed)
         }
         changed()
@@ -180,6 +208,7 @@ public final class DeviceRegistry: Sendable {
         defer { changed() }
         state.withLock { state in
             state.entries = state.entries.filter { $0.value.origin != origin }
+            recomputeTokenBits(state)
             size.store(state.entries.count, ordering: .relaxed)
         }
     }
@@ -195,6 +224,7 @@ public final class DeviceRegistry: Sendable {
             state.entries.removeAll()
             state.keptMessages.removeAll()
             size.store(0, ordering: .relaxed)
+            tokenBits.store(0, ordering: .relaxed)
         }
     }
 
@@ -244,7 +274,7 @@ public final class DeviceRegistry: Sendable {
 
     /// As above; `known` tells whether the token is a registered device's (a push it accepts reaches the device).
     package func check(token: String, topic: String?, environment: APNsEnvironment, now: Int64, known: inout Bool) -> ScenarioResponse? {
-        if size.load(ordering: .relaxed) == 0 { return nil }
+        if size.load(ordering: .relaxed) == 0 || tokenBits.load(ordering: .relaxed) & Self.tokenBit(token.utf8) == 0 { return nil }
         let key = Device.normalizedToken(token)
         let requestTopic = topic.map { $0.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) ? $0.lowercased() : $0 }
         let (answer, found) = state.withLock { state -> (ScenarioResponse?, Bool) in
@@ -632,6 +662,7 @@ extension DeviceRegistry {
                 }
                 state.keptMessages[channelID] = message
             }
+            recomputeTokenBits(state)
             size.store(state.entries.count, ordering: .relaxed)
         }
         changed()

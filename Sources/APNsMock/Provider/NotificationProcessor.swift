@@ -297,7 +297,8 @@ public final class NotificationProcessor: Sendable {
             allowedTopics: outcome.allowedTopics,
             routeChecked: true
         )
-        guard verdict == .accepted, !engine.devices.isEmpty, let token = request.deviceToken else { return (verdict, nil) }
+        // From the path's bytes first: a token nobody registered makes no `String` and takes no lock.
+        guard verdict == .accepted, engine.devices.mayKnow(tokenOf: request), let token = request.deviceToken else { return (verdict, nil) }
         // The device model's time: the wall clock moved by the mock clock's offset.
         let deviceTime = receivedAt &+ engine.devices.clock.offsetMilliseconds
         let answer = engine.deviceCheck(

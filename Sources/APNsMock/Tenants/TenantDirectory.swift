@@ -82,11 +82,6 @@ public final class TenantDirectory: Sendable {
         tenants.withLock { $0[tenant] }
     }
 
-    /// Whether some tenant simulates a device: without one, accepted pushes need not be handed to any.
-    public var simulatesDevices: Bool {
-        tenants.withLock { tenants in tenants.values.contains { !$0.devices.isEmpty } }
-    }
-
     /// Every tenant met, by name.
     public var all: [(name: String, scenario: ActiveScenario)] {
         tenants.withLock { $0.map { (name: $0.key, scenario: $0.value) } }.sorted { $0.name < $1.name }
