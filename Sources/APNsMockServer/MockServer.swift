@@ -159,6 +159,7 @@ package final class MockServer: Sendable {
         var restored: [RecordedNotification] = []
         var cluster: (any ClusterMember)?
         var fromCluster: [RecordedNotification] = []
+        var fromThisReplica: [Bool] = []
         var devicePersistence: (any DeviceStatePersistence)?
         if configuration.store != .memory {
             guard let stores else {
@@ -170,6 +171,7 @@ package final class MockServer: Sendable {
             sinks.append(opened.sink)
             restored = opened.restored
             fromCluster = opened.shared
+            fromThisReplica = opened.sharedFromThisReplica
             cluster = opened.cluster
             devicePersistence = opened.devices
         }
@@ -189,14 +191,28 @@ package final class MockServer: Sendable {
                 metadata: ["store": "\(path(of: configuration.store))", "recordings": "\(restored.count)", "last-sequence": "\(restored.last!.sequence)"]
             )
         }
+        // The cluster's recordings before the devices: a replica's saved logs find its own among them.
+        var savedRecordings = SavedRecordings(bySequence: restored)
+        if cluster != nil {
+            let first = recorder.store.ingest(fromCluster)
+            let dropped = max(0, fromCluster.count - configuration.maxRecorded)
+            let own = fromCluster.indices.dropFirst(dropped).filter { fromThisReplica.indices.contains($0) && fromThisReplica[$0] }
+            savedRecordings = SavedRecordings(
+                byAPNsID: own.map { index in
+                    var ingested = fromCluster[index]
+                    ingested.sequence = first + UInt64(index - dropped)
+                    return ingested
+                }
+            )
+        }
         var deviceSaver: DeviceStateSaver?
         if let devicePersistence {
             do {
-                if let snapshot = try devicePersistence.loadDevices() {
+                if let snapshot = try await devicePersistence.loadDevices() {
                     // With tenants, every tenant's devices; without, the one registry's (a tenants snapshot's
                     // `unidentified` devices).
-                    let count = try tenants?.restore(snapshot, recordings: restored)
-                        ?? scenario.devices.restoreEither(snapshot, recordings: restored)
+                    let count = try tenants?.restore(snapshot, recordings: savedRecordings)
+                        ?? scenario.devices.restoreEither(snapshot, recordings: savedRecordings)
                     logger.info(
                         "simulated devices loaded back from the store",
                         metadata: ["store": "\(path(of: configuration.store))", "devices": "\(count)", "clock-offset": "\(scenario.clock.jsonObject()["offset"] ?? "")"]
@@ -212,7 +228,7 @@ package final class MockServer: Sendable {
         }
         let channels = scenario.channels
         if let cluster {
-            recorder.store.ingest(fromCluster)
+            // After the saved devices: what the replicas share (registrations, states) is newer than a snapshot.
             do {
                 try await cluster.attach(
                     .init(store: recorder.store, scenario: scenario, channels: channels, tenants: tenants), publishScenario: configuration.scenarioFile != nil

@@ -34,7 +34,11 @@ package struct StoreOpener: DurableStoreOpener {
                 let sink = try await cluster.makeRecordSink(backPressure: backPressure)
                 // Its last batches are written on the cluster's connections: stopped before the cluster is.
                 started.started { _ = await sink.finish(timeout: MockServer.sinkFlushBound) }
-                return OpenedStore(sink: sink, shared: try await cluster.loadRecordings(), cluster: cluster)
+                let shared = try await cluster.loadRecordings()
+                return OpenedStore(
+                    sink: sink, shared: shared.recordings, sharedFromThisReplica: shared.fromThisReplica, cluster: cluster,
+                    devices: cluster.deviceStates
+                )
             } catch {
                 throw StartupError.store("\(error)")
             }

@@ -150,6 +150,30 @@ struct PostgresClusterTests {
         }
     }
 
+    /// A replica restarted with its name finds its simulated devices as it left them: states, what is stored, each
+    /// push's delivery log with its recording, the clock's offset. Its recordings are numbered afresh when loaded
+    /// (here the newest three of the cluster's five, another replica's first), and each log still finds its own.
+    @Test(.timeLimit(.minutes(3)))
+    func aRestartedReplicaKeepsItsDevicesStatesAndDeliveryLogs() async throws {
+        try await withPostgres { postgres in
+            let store = try await postgres.createDatabase()
+            let folder = try Self.folder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let (b, portsB) = try await RecordingPipelineTests.serve(["--store", store, "--replica", "b"], in: folder)
+            defer { b.cleanUp() }
+            for index in 0..<3 { _ = try await SQLiteStoreTests.push(portsB, TestData.deviceToken(), "b \(index)") }
+            let phone = TestData.deviceToken()
+            let (first, ports) = try await RecordingPipelineTests.serve(["--store", store, "--replica", "a"], in: folder)
+            defer { first.cleanUp() }
+            let sent = try await SQLiteStoreTests.deviceDeliveredThenStored(first, ports: ports, phone: phone)
+            #expect(try await postgres.count("apns_mock_device_snapshots", where: "replica = 'a'", in: store) == 1)
+
+            let (second, secondPorts) = try await RecordingPipelineTests.serve(["--store", store, "--replica", "a", "--max-recorded", "3"], in: folder)
+            defer { second.cleanUp() }
+            try await SQLiteStoreTests.expectDeviceBack(second, ports: secondPorts, phone: phone, sent: sent)
+        }
+    }
+
     @Test(.timeLimit(.minutes(2)))
     func startStopsWithTheDatabasesReasonWhenItRefuses() async throws {
         try await withPostgres { postgres in

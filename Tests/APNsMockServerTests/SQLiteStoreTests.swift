@@ -78,46 +78,64 @@ struct SQLiteStoreTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = folder.appendingPathComponent("recordings.sqlite").path
         let phone = TestData.deviceToken()
-        func admin(_ ports: (provider: Int, admin: Int), _ method: String, _ path: String, _ body: String? = nil) async throws -> (status: Int, json: JSON) {
-            var arguments = ["-s", "-w", "\n%{http_code}", "-X", method]
-            if let body { arguments += ["--data-binary", body] }
-            let result = try await ExternalTool.run("curl", arguments + ["http://127.0.0.1:\(ports.admin)\(path)"])
-            let lines = result.stdout.components(separatedBy: "\n")
-            return (Int(lines.last ?? "") ?? -1, try JSON(parsing: Array(lines.dropLast().joined(separator: "\n").utf8)))
-        }
-        func push(_ ports: (provider: Int, admin: Int), _ alert: String) async throws -> String {
-            let result = try await ProviderCurlTests.curl([
-                "--http2", "-s", "-D", "-", "-o", "/dev/null", "-H", "apns-topic: \(TestData.topic)", "-d", #"{"aps":{"alert":"\#(alert)"}}"#,
-                "https://127.0.0.1:\(ports.provider)/3/device/\(phone)",
-            ])
-            let line = result.stdout.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix("apns-id: ") }
-            return String(try #require(line, "\(result)").dropFirst("apns-id: ".count))
-        }
-
         let (first, ports) = try await RecordingPipelineTests.serve(["--store", "sqlite:" + database], in: folder)
         defer { first.cleanUp() }
-        #expect(try await admin(ports, "POST", "/admin/devices", #"{"token":"\#(phone)","topic":"\#(TestData.topic)","name":"phone"}"#).status == 201)
-        let delivered = try await push(ports, "first")
-        #expect(try await admin(ports, "PUT", "/admin/devices/\(phone)/state", #"{"state":"offline"}"#).status == 200)
-        let stored = try await push(ports, "while offline")
-        #expect(try await admin(ports, "POST", "/admin/clock", #"{"advance":"1h"}"#).status == 200)
-        first.signal(SIGTERM)
-        let exit = try await first.waitForExit(timeout: .seconds(30))
-        #expect(exit == 0, "\(first.output)")
-
+        let sent = try await Self.deviceDeliveredThenStored(first, ports: ports, phone: phone)
         let (second, secondPorts) = try await RecordingPipelineTests.serve(["--store", "sqlite:" + database], in: folder)
         defer { second.cleanUp() }
-        #expect(second.output.contains("simulated devices loaded back from the store"), "\(second.output)")
-        let devices = try await admin(secondPorts, "GET", "/admin/devices")
+        try await Self.expectDeviceBack(second, ports: secondPorts, phone: phone, sent: sent)
+    }
+
+    typealias Ports = (provider: Int, admin: Int)
+
+    static func admin(_ ports: Ports, _ method: String, _ path: String, _ body: String? = nil) async throws -> (status: Int, json: JSON) {
+        var arguments = ["-s", "-w", "\n%{http_code}", "-X", method]
+        if let body { arguments += ["--data-binary", body] }
+        let result = try await ExternalTool.run("curl", arguments + ["http://127.0.0.1:\(ports.admin)\(path)"])
+        let lines = result.stdout.components(separatedBy: "\n")
+        return (Int(lines.last ?? "") ?? -1, try JSON(parsing: Array(lines.dropLast().joined(separator: "\n").utf8)))
+    }
+
+    /// Pushes `alert` to `token`; returns the answer's apns-id.
+    static func push(_ ports: Ports, _ token: String, _ alert: String) async throws -> String {
+        let result = try await ProviderCurlTests.curl([
+            "--http2", "-s", "-D", "-", "-o", "/dev/null", "-H", "apns-topic: \(TestData.topic)", "-d", #"{"aps":{"alert":"\#(alert)"}}"#,
+            "https://127.0.0.1:\(ports.provider)/3/device/\(token)",
+        ])
+        let line = result.stdout.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix("apns-id: ") }
+        return String(try #require(line, "\(result)").dropFirst("apns-id: ".count))
+    }
+
+    /// A device registered, a push delivered to it, the device offline and a push stored for it, the clock moved
+    /// an hour; then SIGTERM. Returns the two pushes' apns-ids.
+    static func deviceDeliveredThenStored(_ server: LaunchedProcess, ports: Ports, phone: String) async throws -> (delivered: String, stored: String) {
+        #expect(try await admin(ports, "POST", "/admin/devices", #"{"token":"\#(phone)","topic":"\#(TestData.topic)","name":"phone"}"#).status == 201)
+        let delivered = try await push(ports, phone, "first")
+        #expect(try await admin(ports, "PUT", "/admin/devices/\(phone)/state", #"{"state":"offline"}"#).status == 200)
+        let stored = try await push(ports, phone, "while offline")
+        #expect(try await admin(ports, "POST", "/admin/clock", #"{"advance":"1h"}"#).status == 200)
+        server.signal(SIGTERM)
+        let exit = try await server.waitForExit(timeout: .seconds(30))
+        #expect(exit == 0, "\(server.output)")
+        return (delivered, stored)
+    }
+
+    /// The device of `deviceDeliveredThenStored` as it was: its state, the clock's offset, each push's log with its
+    /// recording (the log's sequence is the recording's here, and the cards come from it).
+    static func expectDeviceBack(_ server: LaunchedProcess, ports: Ports, phone: String, sent: (delivered: String, stored: String)) async throws {
+        #expect(server.output.contains("simulated devices loaded back from the store"), "\(server.output)")
+        let devices = try await admin(ports, "GET", "/admin/devices")
         #expect(devices.json["devices"]?[0]?["state"]?.string == "offline" && devices.json["devices"]?[0]?["name"]?.string == "phone", "\(devices.json)")
-        let clock = try await admin(secondPorts, "GET", "/admin/clock")
+        let clock = try await admin(ports, "GET", "/admin/clock")
         #expect(clock.json["offset"]?.string == "1h", "\(clock.json)")
-        let kept = try await admin(secondPorts, "GET", "/admin/delivery?apns-id=\(delivered)")
-        #expect(kept.json["state"]?.string == "delivered" && kept.json["sequence"]?.int == 1, "\(kept.json)")
-        let waiting = try await admin(secondPorts, "GET", "/admin/devices/\(phone)/stored")
-        #expect(waiting.json["stored"]?[0]?["apnsId"]?.string == stored, "\(waiting.json)")
-        #expect(try await admin(secondPorts, "PUT", "/admin/devices/\(phone)/state", #"{"state":"online"}"#).status == 200)
-        let received = try await admin(secondPorts, "GET", "/admin/devices/\(phone)/received")
+        let kept = try await admin(ports, "GET", "/admin/delivery?apns-id=\(sent.delivered)")
+        let recording = try await admin(ports, "GET", "/admin/notifications/\(sent.delivered)")
+        #expect(kept.json["state"]?.string == "delivered", "\(kept.json)")
+        #expect(kept.json["sequence"] != nil && kept.json["sequence"] == recording.json["sequence"], "\(kept.json)\n\(recording.json)")
+        let waiting = try await admin(ports, "GET", "/admin/devices/\(phone)/stored")
+        #expect(waiting.json["stored"]?[0]?["apnsId"]?.string == sent.stored, "\(waiting.json)")
+        #expect(try await admin(ports, "PUT", "/admin/devices/\(phone)/state", #"{"state":"online"}"#).status == 200)
+        let received = try await admin(ports, "GET", "/admin/devices/\(phone)/received")
         #expect(received.json["received"]?.array?.compactMap { $0["state"]?.string } == ["delivered", "deliveredFromStorage"], "\(received.json)")
         let cards = (received.json["preview"]?["apps"]?[0]?["stacks"]?.array ?? []).flatMap { $0["cards"]?.array ?? [] }
         let bodies = cards.compactMap { $0["body"]?.string }

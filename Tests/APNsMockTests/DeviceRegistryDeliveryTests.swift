@@ -189,7 +189,7 @@ struct DeviceRegistryDeliveryTests {
 
         let restoredClock = MockClock(wall: wall.function)
         let restored = DeviceRegistry(clock: restoredClock)
-        #expect(try restored.restore(bytes, recordings: [first, second]) == 1)
+        #expect(try restored.restore(bytes, recordings: SavedRecordings(bySequence: [first, second])) == 1)
         #expect(restoredClock.offsetMilliseconds == 3_600_000)
         #expect(restored.device(token: F.tokenA)?.state == .offline)
         #expect(restored.device(token: F.tokenA)?.name == "phone")
@@ -198,7 +198,7 @@ struct DeviceRegistryDeliveryTests {
         #expect(restored.delivery(id: "A-1")?.recording?.sequence == 7, "the log found its recording again")
         _ = try restored.setState(token: F.tokenA, to: .online)
         #expect(restored.received(token: F.tokenA)?.map(\.apnsID) == ["A-1", "A-2"])
-        #expect(throws: DeviceSnapshotUnreadable.self) { try restored.restore(Array("not json".utf8), recordings: []) }
+        #expect(throws: DeviceSnapshotUnreadable.self) { try restored.restore(Array("not json".utf8), recordings: SavedRecordings(bySequence: [])) }
     }
 
     @Test func anotherReplicasStateChangeKeepsWhatThisReplicaStored() throws {

@@ -146,14 +146,11 @@ struct SimulatedDevice: Sendable {
         )
     }
 
-    /// The device as saved, under today's policy, its logs given their recordings again (by sequence).
-    init(saved: Saved, policy: DeliveryPolicy, recordings: [UInt64: RecordedNotification]) {
+    /// The device as saved, under today's policy, its logs given their recordings again.
+    init(saved: Saved, policy: DeliveryPolicy, recordings: SavedRecordings) {
         func relinked(_ record: DeliveryRecord) -> DeliveryRecord {
             var record = record
-            if let sequence = record.savedSequence, let recording = recordings[sequence] {
-                record.recording = recording
-                record.savedSequence = nil
-            }
+            recordings.relink(&record)
             return record
         }
         self.policy = policy

@@ -294,6 +294,11 @@ public final class DeviceRegistry: Sendable {
         return answer
     }
 
+    /// The normalised tokens of the devices `origin` put here.
+    package func tokens(origin: Origin) -> [String] {
+        state.withLock { state in state.entries.filter { $0.value.origin == origin }.map(\.key) }
+    }
+
     /// Whether `token` is a registered device's.
     package func knows(token: String) -> Bool {
         if size.load(ordering: .relaxed) == 0 { return false }
@@ -635,31 +640,27 @@ extension DeviceRegistry {
     }
 
     /// Puts back the devices of `snapshot()` (replacing those with the same token) and the clock's offset; the
-    /// logs find their recordings again among `recordings` by sequence. Returns how many devices came back.
-    public func restore(_ bytes: [UInt8], recordings: [RecordedNotification]) throws(DeviceSnapshotUnreadable) -> Int {
+    /// logs find their recordings again among `recordings`. Returns how many devices came back.
+    public func restore(_ bytes: [UInt8], recordings: SavedRecordings) throws(DeviceSnapshotUnreadable) -> Int {
         let snapshot: Snapshot
         do {
             snapshot = try JSONDecoder().decode(Snapshot.self, from: Data(bytes))
         } catch {
             throw DeviceSnapshotUnreadable(reason: "\(error)")
         }
-        let bySequence = Dictionary(recordings.map { ($0.sequence, $0) }, uniquingKeysWith: { _, last in last })
         clock.reset()
         try? clock.advance(by: snapshot.clockOffset)
         state.withLock { state in
             for saved in snapshot.devices {
                 let key = Device.normalizedToken(saved.device.token)
-                let simulation = SimulatedDevice(saved: saved.simulation, policy: state.policy, recordings: bySequence)
+                let simulation = SimulatedDevice(saved: saved.simulation, policy: state.policy, recordings: recordings)
                 let order = state.entries[key]?.order ?? state.nextOrder
                 if state.entries[key] == nil { state.nextOrder += 1 }
                 state.entries[key] = Entry(device: saved.device, origin: saved.origin, topic: saved.device.topic.lowercased(), order: order, simulation: simulation)
             }
             for (channelID, message) in snapshot.keptMessages ?? [:] {
                 var message = message
-                if let sequence = message.savedSequence, let recording = bySequence[sequence] {
-                    message.recording = recording
-                    message.savedSequence = nil
-                }
+                recordings.relink(&message)
                 state.keptMessages[channelID] = message
             }
             recomputeTokenBits(state)

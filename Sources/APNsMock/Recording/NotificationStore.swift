@@ -491,10 +491,14 @@ public final class NotificationStore: Sendable {
     /// Takes recordings another replica answered (read from a shared store), numbering them after this store's own:
     /// queries and waits see them; `onAppend` does not, since they were written where they came from, and
     /// `onIngest` gets them numbered, in order, inside the lock.
-    package func ingest(_ recordings: [RecordedNotification]) {
-        guard !recordings.isEmpty else { return }
+    /// Returns the sequence the first of those kept took (the last `capacity`), numbered in order from it.
+    @discardableResult
+    package func ingest(_ recordings: [RecordedNotification]) -> UInt64 {
+        if recordings.isEmpty { return state.withLock { $0.nextSequence } }
         var ready: [CheckedContinuation<Bool, Never>] = []
-        state.withLock { state in
+        defer { for continuation in ready { continuation.resume(returning: true) } }
+        return state.withLock { state in
+            let first = state.nextSequence
             let kept = recordings.suffix(capacity)
             if let onIngest, isListening() {
                 onIngest(kept.enumerated().map { offset, recording in
@@ -507,8 +511,8 @@ public final class NotificationStore: Sendable {
             for recording in kept {
                 _ = insert(recording, into: &state, ready: &ready, expiredUpTo: &expiredUpTo)
             }
+            return first
         }
-        for continuation in ready { continuation.resume(returning: true) }
     }
 
     /// Waits until `count` notifications match `query`, or `timeout` passes; returns what matched either way.

@@ -9,7 +9,7 @@ package protocol DeviceSnapshotSource: Sendable {
     func snapshot() -> [UInt8]
     /// Puts back what `snapshot()` made (or what the other kind of source made: one registry's snapshot is the
     /// `unidentified` tenant's, and with one registry only that tenant's comes back). Returns the devices restored.
-    func restore(_ bytes: [UInt8], recordings: [RecordedNotification]) throws(DeviceSnapshotUnreadable) -> Int
+    func restore(_ bytes: [UInt8], recordings: SavedRecordings) throws(DeviceSnapshotUnreadable) -> Int
 }
 
 extension DeviceRegistry: DeviceSnapshotSource {}
@@ -35,7 +35,7 @@ enum TenantDeviceSnapshot {
 
 extension DeviceRegistry {
     /// A saved snapshot of either kind: with tenants saved, the `unidentified` tenant's devices.
-    public func restoreEither(_ bytes: [UInt8], recordings: [RecordedNotification]) throws(DeviceSnapshotUnreadable) -> Int {
+    public func restoreEither(_ bytes: [UInt8], recordings: SavedRecordings) throws(DeviceSnapshotUnreadable) -> Int {
         guard let split = try TenantDeviceSnapshot.split(bytes) else { return try restore(bytes, recordings: recordings) }
         guard let own = split[TenantResolver.unidentified] else { return 0 }
         return try restore(own, recordings: recordings)
@@ -65,7 +65,7 @@ extension TenantDirectory: DeviceSnapshotSource {
 
     /// Each tenant saved gets its devices back, the tenant made again if need be; one registry's snapshot (saved
     /// without tenants) is the `unidentified` tenant's.
-    public func restore(_ bytes: [UInt8], recordings: [RecordedNotification]) throws(DeviceSnapshotUnreadable) -> Int {
+    public func restore(_ bytes: [UInt8], recordings: SavedRecordings) throws(DeviceSnapshotUnreadable) -> Int {
         guard let split = try TenantDeviceSnapshot.split(bytes) else {
             return try scenario(for: TenantResolver.unidentified).devices.restore(bytes, recordings: recordings)
         }

@@ -3,11 +3,12 @@ import Logging
 import Synchronization
 
 /// Where a durable store keeps the simulated devices (their states, what is stored for them, their delivery logs
-/// and the clock's offset): read once at start, written by ``DeviceStateSaver``.
+/// and the clock's offset): read once at start, written by ``DeviceStateSaver``. The SQLite file keeps one
+/// snapshot; a PostgreSQL database one per replica.
 package protocol DeviceStatePersistence: Sendable {
     /// The last snapshot saved, or `nil` when there is none.
-    func loadDevices() throws -> [UInt8]?
-    func saveDevices(_ snapshot: [UInt8]) throws
+    func loadDevices() async throws -> [UInt8]?
+    func saveDevices(_ snapshot: [UInt8]) async throws
 }
 
 /// Saves the devices' snapshot (one registry's, or every tenant's) when it has changed, at most once per `interval`, and once more when it
@@ -33,7 +34,7 @@ package final class DeviceStateSaver: Sendable {
         let task = Task { [self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
-                saveIfChanged()
+                await saveIfChanged()
             }
         }
         loop.withLock { $0 = task }
@@ -47,14 +48,14 @@ package final class DeviceStateSaver: Sendable {
         }
         task?.cancel()
         await task?.value
-        saveIfChanged()
+        await saveIfChanged()
     }
 
-    private func saveIfChanged() {
+    private func saveIfChanged() async {
         let revision = registry.revision
         guard saved.withLock({ $0 != revision }) else { return }
         do {
-            try persistence.saveDevices(registry.snapshot())
+            try await persistence.saveDevices(registry.snapshot())
             saved.withLock { $0 = revision }
         } catch {
             logger.error("the simulated devices could not be saved", metadata: ["error": "\(error)"])

@@ -23,21 +23,27 @@ package struct OpenedStore: Sendable {
     package var restored: [RecordedNotification]
     /// Recordings of every replica sharing the store, to put in memory as the others' (PostgreSQL).
     package var shared: [RecordedNotification]
+    /// For each of `shared`, whether this replica made it (its sequence is then this replica's numbering, which
+    /// its saved devices' logs name).
+    package var sharedFromThisReplica: [Bool]
     /// This replica's part in a cluster sharing the store, if it is one.
     package var cluster: (any ClusterMember)?
-    /// Where the simulated devices are kept across restarts (the SQLite file), if the store keeps them.
+    /// Where the simulated devices are kept across restarts (the SQLite file, a replica's row), if the store keeps
+    /// them.
     package var devices: (any DeviceStatePersistence)?
 
     package init(
         sink: any RecordingSink,
         restored: [RecordedNotification] = [],
         shared: [RecordedNotification] = [],
+        sharedFromThisReplica: [Bool] = [],
         cluster: (any ClusterMember)? = nil,
         devices: (any DeviceStatePersistence)? = nil
     ) {
         self.sink = sink
         self.restored = restored
         self.shared = shared
+        self.sharedFromThisReplica = sharedFromThisReplica
         self.cluster = cluster
         self.devices = devices
     }

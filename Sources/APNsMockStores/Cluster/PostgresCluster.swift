@@ -82,15 +82,16 @@ final class PostgresCluster: Sendable {
         return WriterThreadSink(name: "postgres", writer: writer, backPressure: backPressure)
     }
 
-    /// The newest `capacity` recordings of the whole cluster, oldest first; following starts after them.
-    func loadRecordings() async throws -> [RecordedNotification] {
-        var loaded: [(Int64, RecordedNotification)] = []
+    /// The newest `capacity` recordings of the whole cluster, oldest first, and which of them this replica made
+    /// (numbered as it numbered them); following starts after them.
+    func loadRecordings() async throws -> (recordings: [RecordedNotification], fromThisReplica: [Bool]) {
+        var loaded: [(Int64, RecordedNotification, Bool)] = []
         let rows = try await queries.query(
             "SELECT \(unescaped: Self.selectColumns) FROM apns_mock_recordings ORDER BY id DESC LIMIT \(Int64(capacity))", logger: logger
         )
         for try await row in rows {
-            let (id, _, recording) = try Self.recording(from: row)
-            loaded.append((id, recording))
+            let (id, origin, recording) = try Self.recording(from: row)
+            loaded.append((id, recording, origin == replica))
         }
         let newest = loaded.first?.0 ?? 0
         // With no recordings yet, follow from the table's current end (ids are not reused after a clear).
@@ -101,17 +102,30 @@ final class PostgresCluster: Sendable {
             }
         }
         state.withLock { $0.cursor = cursor }
-        return loaded.reversed().map(\.1)
+        return (loaded.reversed().map(\.1), loaded.reversed().map(\.2))
     }
+
+    /// This replica's simulated devices, kept across its restarts.
+    var deviceStates: PostgresDeviceStates { PostgresDeviceStates(connection: publishing, replica: replica, logger: logger) }
 
     /// Loads the shared devices, channels and scenario into this replica, publishes its changes from now on, and
     /// starts following the others. `publishScenario`: this replica was started with `--scenario`, which then
     /// becomes the cluster's; otherwise it takes the cluster's scenario, if any.
     func attach(_ shared: Shared, publishScenario: Bool) async throws {
-        for try await (tenant, body) in try await queries.query("SELECT tenant, body FROM apns_mock_devices", logger: logger)
-            .decode((String, String).self)
+        var sharedTokens: [String: Set<String>] = [:]
+        for try await (tenant, token, body) in try await queries.query("SELECT tenant, token, body FROM apns_mock_devices", logger: logger)
+            .decode((String, String, String).self)
         {
+            sharedTokens[tenant, default: []].insert(token)
             if let device = try? Device(json: Array(body.utf8)) { Self.apply(.devicePut(device), tenant: tenant, shared) }
+        }
+        // A device this replica saved (its snapshot, loaded before) that is no longer shared was removed meanwhile.
+        let registries = shared.tenants.map { $0.all.map { ($0.name == TenantResolver.unidentified ? "" : $0.name, $0.scenario.devices) } }
+            ?? [("", shared.devices)]
+        for (tenant, registry) in registries {
+            for token in registry.tokens(origin: .admin) where !(sharedTokens[tenant]?.contains(token) ?? false) {
+                registry.apply(.deviceRemoved(token: token))
+            }
         }
         for try await row in try await queries.query(
             "SELECT \(unescaped: Self.channelColumns) FROM apns_mock_channels ORDER BY created_at", logger: logger
@@ -480,5 +494,35 @@ final class PostgresCluster: Sendable {
             throw ChannelRowError()
         }
         return (BroadcastChannel(id: id, bundleID: bundleID, environment: environment, storagePolicy: policy, createdAt: createdAt), tenant)
+    }
+}
+
+/// One replica's simulated devices in PostgreSQL: its snapshot (as the SQLite file keeps one), by replica name, so
+/// a replica restarted with the same `--replica` finds its devices' storage and delivery logs again. Written on the
+/// publishing connection, whose queries PostgresNIO queues.
+struct PostgresDeviceStates: DeviceStatePersistence {
+    let connection: PostgresConnection
+    let replica: String
+    let logger: Logger
+
+    func loadDevices() async throws -> [UInt8]? {
+        var found: [UInt8]?
+        for try await bytes in try await connection.query(
+            "SELECT snapshot FROM apns_mock_device_snapshots WHERE replica = \(replica)", logger: logger
+        ).decode(ByteBuffer.self) {
+            found = Array(bytes.readableBytesView)
+        }
+        return found
+    }
+
+    func saveDevices(_ snapshot: [UInt8]) async throws {
+        try await connection.query(
+            """
+            INSERT INTO apns_mock_device_snapshots (replica, saved_at, snapshot)
+            VALUES (\(replica), \(WallClock.milliseconds()), \(ByteBuffer(bytes: snapshot)))
+            ON CONFLICT (replica) DO UPDATE SET saved_at = EXCLUDED.saved_at, snapshot = EXCLUDED.snapshot
+            """,
+            logger: logger
+        )
     }
 }

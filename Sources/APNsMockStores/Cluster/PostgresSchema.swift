@@ -97,6 +97,14 @@ enum PostgresSchema {
                 "ALTER TABLE apns_mock_channels ADD PRIMARY KEY (tenant, id)",
             ]
         ),
+        (
+            4,
+            [
+                // Each replica's simulated devices as it last saved them (what is stored for them, their delivery
+                // logs, the clock's offset: what the replicas do not share), the snapshot the SQLite file keeps.
+                "CREATE TABLE apns_mock_device_snapshots (replica TEXT PRIMARY KEY, saved_at BIGINT NOT NULL, snapshot BYTEA NOT NULL)"
+            ]
+        ),
     ]
 
     /// Brings the database's schema to the newest version.
