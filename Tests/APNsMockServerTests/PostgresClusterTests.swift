@@ -130,11 +130,15 @@ struct PostgresClusterTests {
             let store = try await postgres.createDatabase()
             let folder = try Self.folder()
             defer { try? FileManager.default.removeItem(at: folder) }
-            let (first, ports) = try await RecordingPipelineTests.serve(["--store", store, "--shutdown-grace-period", "5"], in: folder)
-            defer { first.cleanUp() }
-            let (status, answered200) = try await RecordingPipelineTests.signalUnderLoad(
-                first, ports: ports, token: TestData.deviceToken(), connections: 4
+            let (first, ports) = try await RecordingPipelineTests.serve(
+                ["--store", store, "--shutdown-grace-period", "5", "--replica", "a"], in: folder
             )
+            defer { first.cleanUp() }
+            // The load goes to a simulated device: its snapshot is saved after the last connection closed.
+            let phone = TestData.deviceToken()
+            let register = try await SQLiteStoreTests.admin(ports, "POST", "/admin/devices", #"{"token":"\#(phone)","topic":"\#(TestData.topic)"}"#)
+            #expect(register.status == 201, "\(register.json)")
+            let (status, answered200) = try await RecordingPipelineTests.signalUnderLoad(first, ports: ports, token: phone, connections: 4)
             #expect(status == 0, "\(first.output)")
             #expect(answered200 >= 5_000)
             #expect(
@@ -143,10 +147,13 @@ struct PostgresClusterTests {
             )
             #expect(first.output.contains("postgres="), "the last log line names what the store wrote\n\(first.output)")
 
-            let (second, secondPorts) = try await RecordingPipelineTests.serve(["--store", store], in: folder)
+            let (second, secondPorts) = try await RecordingPipelineTests.serve(["--store", store, "--replica", "a"], in: folder)
             defer { second.cleanUp() }
             let stats = try await AdminClient(port: secondPorts.admin).stats()
             #expect(stats["recorder"]?["stored"]?.int == min(answered200, 100_000), "\(stats)\n\(second.output)")
+            // Every push was the device's: it keeps its newest 1,000 logs, each a 200 the load saw.
+            let logs = try await SQLiteStoreTests.admin(secondPorts, "GET", "/admin/devices/\(phone)/deliveries")
+            #expect(logs.json["deliveries"]?.array?.count == min(answered200, 1_000), "\(second.output)")
         }
     }
 
