@@ -1,5 +1,5 @@
 /// How the provider port authenticates requests (`--auth`).
-public enum AuthenticationMode: String, Sendable, CaseIterable {
+package enum AuthenticationMode: String, Sendable, CaseIterable {
     /// Provider tokens (JWT) only; a client certificate is not looked at.
     case token
     /// Client certificates only.
@@ -11,24 +11,24 @@ public enum AuthenticationMode: String, Sendable, CaseIterable {
 }
 
 /// The rules of provider authentication, with APNs' numbers as defaults.
-public struct AuthenticationPolicy: Sendable {
-    public var mode: AuthenticationMode
-    public var verifier: ProviderTokenVerifier
+package struct AuthenticationPolicy: Sendable {
+    package var mode: AuthenticationMode
+    package var verifier: ProviderTokenVerifier
     /// A token older than this (from its `iat`) is answered 403 `ExpiredProviderToken`. Apple: one hour.
-    public var tokenLifetimeSeconds: Int64
+    package var tokenLifetimeSeconds: Int64
     /// A connection may switch to a new token at most this often, or get 429 `TooManyProviderTokenUpdates`.
     /// Apple: 20 minutes.
-    public var minimumRefreshSeconds: Int64
+    package var minimumRefreshSeconds: Int64
     /// How far in the future an `iat` may be (clock skew) before the token is 403 `InvalidProviderToken`.
-    public var clockSkewSeconds: Int64
+    package var clockSkewSeconds: Int64
     /// The spelling of the environment-key reason: the real service sends `BadEnvironmentKeyInToken`,
     /// Apple's documentation says `BadEnvironmentKeyIdInToken`.
-    public var environmentKeyReason: Reason
+    package var environmentKeyReason: Reason
     /// After `ExpiredProviderToken`, keep rejecting on that connection even with a fresh token, as APNs
     /// was seen doing; clients are expected to reconnect.
-    public var expiredTokenPoisonsConnection: Bool
+    package var expiredTokenPoisonsConnection: Bool
 
-    public init(
+    package init(
         mode: AuthenticationMode = .either,
         verifier: ProviderTokenVerifier = ProviderTokenVerifier(),
         tokenLifetimeSeconds: Int64 = 3600,
@@ -48,13 +48,13 @@ public struct AuthenticationPolicy: Sendable {
 }
 
 /// What a client certificate says about its holder: the facts the provider port needs, read by the TLS layer.
-public struct CertificateIdentity: Sendable, Equatable {
-    public var subject: String
+package struct CertificateIdentity: Sendable, Equatable {
+    package var subject: String
     /// The subject UID, then the topics of the APNs topics extension; the first is the default topic.
-    public var topics: [String]
-    public var environments: Set<APNsEnvironment>
+    package var topics: [String]
+    package var environments: Set<APNsEnvironment>
 
-    public init(subject: String, topics: [String], environments: Set<APNsEnvironment>) {
+    package init(subject: String, topics: [String], environments: Set<APNsEnvironment>) {
         self.subject = subject
         self.topics = topics
         self.environments = environments
@@ -62,7 +62,7 @@ public struct CertificateIdentity: Sendable, Equatable {
 }
 
 /// How a recorded request was authenticated, for tests to assert on.
-public enum AuthenticationRecord: Sendable, Equatable {
+package enum AuthenticationRecord: Sendable, Equatable {
     /// `--auth none`.
     case none
     /// A provider token; `keyID`/`teamID` as the token claimed them, `error` when it was rejected.
@@ -71,7 +71,7 @@ public enum AuthenticationRecord: Sendable, Equatable {
     /// No credentials at all (403 `MissingProviderToken`).
     case missing
 
-    public var method: String {
+    package var method: String {
         switch self {
         case .none: return "none"
         case .token: return "token"

@@ -1,31 +1,31 @@
 import Foundation
 /// The outcome of authenticating one request.
-public struct AuthenticationOutcome: Sendable {
-    public var record: AuthenticationRecord
+package struct AuthenticationOutcome: Sendable {
+    package var record: AuthenticationRecord
     /// Set when the request is refused (403, 429).
-    public var rejection: Reason?
+    package var rejection: Reason?
     /// The topic used when the request has no `apns-topic` (a single-topic certificate's).
-    public var defaultTopic: String?
+    package var defaultTopic: String?
     /// The topics these credentials may push to, or `nil` for any.
-    public var allowedTopics: TopicAllowance?
+    package var allowedTopics: TopicAllowance?
     /// The connection's certificate is for the other environment: APNs answers with GOAWAY and closes.
-    public var wrongCertificateEnvironment: Bool = false
+    package var wrongCertificateEnvironment: Bool = false
     /// The first valid token on a gated connection: raise SETTINGS_MAX_CONCURRENT_STREAMS now.
-    public var raiseStreamLimit: Bool = false
+    package var raiseStreamLimit: Bool = false
     /// Which acceptance of a token on this connection gave `record` (0: none). Two outcomes of one connection with
     /// the same non-zero value have the same record, so a recording can share the previous one's without comparing
     /// them field by field (which copied both records, with every string in them, on every request).
-    public var acceptance: UInt64 = 0
+    package var acceptance: UInt64 = 0
 }
 
 /// Which topics a credential may push to.
-public enum TopicAllowance: Sendable, Equatable {
+package enum TopicAllowance: Sendable, Equatable {
     /// Exactly these topics (a certificate's).
     case exactly([String])
     /// These bundle IDs, with or without a push-type suffix (a topic-specific key's).
     case bundles([String])
 
-    public func allows(_ topic: String) -> Bool {
+    package func allows(_ topic: String) -> Bool {
         switch self {
         case .exactly(let topics): return topics.contains(topic)
         case .bundles(let bundles): return bundles.contains { topic == $0 || topic.hasPrefix($0 + ".") }
@@ -37,13 +37,13 @@ public enum TopicAllowance: Sendable, Equatable {
 /// and whether it is still limited to one stream. APNs applies its token rules per connection.
 ///
 /// A plain value owned by the connection's handler, so the rules are unit-tested without sockets.
-public struct ConnectionAuthState: Sendable {
-    public let certificate: CertificateIdentity?
+package struct ConnectionAuthState: Sendable {
+    package let certificate: CertificateIdentity?
     private var currentToken: String?
     private var currentVerified: VerifiedProviderToken?
     /// The whole `authorization` value that carried `currentToken`: a request with the same value (usually the
     /// same string, see `APNsHeaders(_:knownAuthorization:)`) carries the same token, without parsing it again.
-    public private(set) var currentAuthorization: String?
+    package private(set) var currentAuthorization: String?
     /// When the current token was first used, in milliseconds since the epoch.
     private var currentSince: Int64 = 0
     /// What the current token's acceptance gave (its record and topics) and its `iat` (`nil`: no acceptance to
@@ -58,9 +58,9 @@ public struct ConnectionAuthState: Sendable {
     private var firstKey: VerifiedProviderToken?
     private var poisoned = false
     /// Still limited to one stream until a request with a valid token arrives.
-    public private(set) var isStreamGated: Bool
+    package private(set) var isStreamGated: Bool
 
-    public init(certificate: CertificateIdentity?, mode: AuthenticationMode) {
+    package init(certificate: CertificateIdentity?, mode: AuthenticationMode) {
         self.certificate = certificate
         switch mode {
         case .token: isStreamGated = true
@@ -69,7 +69,7 @@ public struct ConnectionAuthState: Sendable {
         }
     }
 
-    public mutating func authenticate(
+    package mutating func authenticate(
         authorization: String?,
         policy: AuthenticationPolicy,
         environment: APNsEnvironment,

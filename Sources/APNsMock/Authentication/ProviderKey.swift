@@ -2,18 +2,18 @@ import Crypto
 
 /// A provider token signing key the mock trusts: Apple's (key id, team id, public key), with the optional
 /// restrictions Apple's newer keys carry.
-public struct ProviderKey: Sendable {
+package struct ProviderKey: Sendable {
     /// The 10-character key id (`kid` in the JWT header).
-    public var keyID: String
+    package var keyID: String
     /// The 10-character team id (`iss` in the JWT claims).
-    public var teamID: String
-    public var publicKey: P256.Signing.PublicKey
+    package var teamID: String
+    package var publicKey: P256.Signing.PublicKey
     /// `nil` for a key that works in both environments (Apple's older keys); otherwise the one it works in.
-    public var environment: APNsEnvironment?
+    package var environment: APNsEnvironment?
     /// `nil` for a team-scoped key (any topic of the team); otherwise the bundle IDs it may push to.
-    public var topics: [String]?
+    package var topics: [String]?
 
-    public init(
+    package init(
         keyID: String,
         teamID: String,
         publicKey: P256.Signing.PublicKey,
@@ -27,10 +27,10 @@ public struct ProviderKey: Sendable {
         self.topics = topics
     }
 
-    public var isTopicSpecific: Bool { topics != nil }
+    package var isTopicSpecific: Bool { topics != nil }
 
     /// Whether the key may push to `topic`: a listed bundle ID, or that bundle ID with a push-type suffix.
-    public func allows(topic: String) -> Bool {
+    package func allows(topic: String) -> Bool {
         guard let topics else { return true }
         return topics.contains { topic == $0 || topic.hasPrefix($0 + ".") }
     }

@@ -5,23 +5,23 @@ import Foundation
 /// Parsing is as lenient as APNs: header and claims may be pretty-printed JSON with extra members
 /// (APNSwift adds a `kid` claim), `iat` may be a number or a string of digits, and the signature may be
 /// JOSE's raw `r‖s` or DER (Apple's own command-line recipe makes DER).
-public struct ProviderToken: Sendable, Equatable {
-    public var algorithm: String?
-    public var keyID: String
-    public var issuer: String
+package struct ProviderToken: Sendable, Equatable {
+    package var algorithm: String?
+    package var keyID: String
+    package var issuer: String
     /// Seconds since the epoch.
-    public var issuedAt: Int64
+    package var issuedAt: Int64
     /// `header.claims`, the bytes the signature covers.
-    public var signingInput: [UInt8]
-    public var signature: [UInt8]
+    package var signingInput: [UInt8]
+    package var signature: [UInt8]
 
     /// Why a token could not even be read.
-    public struct Malformed: Error, Equatable, CustomStringConvertible {
-        public var detail: String
-        public var description: String { detail }
+    package struct Malformed: Error, Equatable, CustomStringConvertible {
+        package var detail: String
+        package var description: String { detail }
     }
 
-    public init(_ token: String) throws(Malformed) {
+    package init(_ token: String) throws(Malformed) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw Malformed(detail: "a JWT has three dot-separated parts, this has \(parts.count)") }
         guard let headerBytes = Base64URL.decode(parts[0]),

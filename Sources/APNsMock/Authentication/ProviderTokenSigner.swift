@@ -2,18 +2,18 @@ import Crypto
 
 /// Makes provider tokens as Apple's documentation describes them: `{"alg":"ES256","kid":…}`,
 /// `{"iss":…,"iat":…}`, a raw `r‖s` signature. For `apns-mock token`, tests and examples.
-public struct ProviderTokenSigner: Sendable {
-    public var keyID: String
-    public var teamID: String
-    public var privateKey: P256.Signing.PrivateKey
+package struct ProviderTokenSigner: Sendable {
+    package var keyID: String
+    package var teamID: String
+    package var privateKey: P256.Signing.PrivateKey
 
-    public init(keyID: String, teamID: String, privateKey: P256.Signing.PrivateKey) {
+    package init(keyID: String, teamID: String, privateKey: P256.Signing.PrivateKey) {
         self.keyID = keyID
         self.teamID = teamID
         self.privateKey = privateKey
     }
 
-    public enum SignatureEncoding: Sendable {
+    package enum SignatureEncoding: Sendable {
         /// JOSE's 64-byte `r‖s` (what most clients send).
         case raw
         /// DER, as `openssl dgst -sha256 -sign` makes it (APNs accepts it too).
@@ -21,7 +21,7 @@ public struct ProviderTokenSigner: Sendable {
     }
 
     /// A signed token issued at `issuedAt` (seconds since the epoch).
-    public func token(issuedAt: Int64, signature encoding: SignatureEncoding = .raw) throws -> String {
+    package func token(issuedAt: Int64, signature encoding: SignatureEncoding = .raw) throws -> String {
         let header = Base64URL.encode(Array("{\"alg\":\"ES256\",\"kid\":\"\(keyID)\"}".utf8))
         let claims = Base64URL.encode(Array("{\"iss\":\"\(teamID)\",\"iat\":\(issuedAt)}".utf8))
         let input = Array((header + "." + claims).utf8)

@@ -1,34 +1,34 @@
 import Crypto
 
 /// A provider token whose structure, key and signature were checked (its age is checked per request).
-public struct VerifiedProviderToken: Sendable {
-    public var token: ProviderToken
+package struct VerifiedProviderToken: Sendable {
+    package var token: ProviderToken
     /// The configured key, or `nil` when the key id was unknown and `acceptUnknownKeys` let it through.
-    public var keyID: String
-    public var teamID: String
+    package var keyID: String
+    package var teamID: String
     /// False when the key was unknown and the signature could not be checked (`--accept-unknown-keys`).
-    public var signatureVerified: Bool
-    public var key: ProviderKey?
+    package var signatureVerified: Bool
+    package var key: ProviderKey?
 }
 
 /// Checks provider tokens (JWT, ES256) against the configured keys, as APNs does.
-public struct ProviderTokenVerifier: Sendable {
-    public var keys: [String: ProviderKey]
+package struct ProviderTokenVerifier: Sendable {
+    package var keys: [String: ProviderKey]
     /// Let tokens from unconfigured keys through (structure, `alg`, age and refresh rules still apply;
     /// the signature cannot be checked): for staging with a team's real Apple key.
-    public var acceptUnknownKeys: Bool
+    package var acceptUnknownKeys: Bool
 
-    public init(keys: [ProviderKey] = [], acceptUnknownKeys: Bool = false) {
+    package init(keys: [ProviderKey] = [], acceptUnknownKeys: Bool = false) {
         self.keys = Dictionary(keys.map { ($0.keyID, $0) }, uniquingKeysWith: { _, last in last })
         self.acceptUnknownKeys = acceptUnknownKeys
     }
 
-    public enum Failure: Error, Equatable {
+    package enum Failure: Error, Equatable {
         /// Answered 403 `InvalidProviderToken`; `detail` says what was wrong, for the recording and logs.
         case invalid(detail: String)
     }
 
-    public func verify(_ text: String) -> Result<VerifiedProviderToken, Failure> {
+    package func verify(_ text: String) -> Result<VerifiedProviderToken, Failure> {
         let token: ProviderToken
         do {
             token = try ProviderToken(text)

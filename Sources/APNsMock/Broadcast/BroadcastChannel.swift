@@ -1,29 +1,29 @@
 /// A broadcast channel for Live Activities (iOS 18+): made on APNs' channel-management service, subscribed to by
 /// the app's Live Activities, addressed by broadcasts (`apns-channel-id`).
-public struct BroadcastChannel: Sendable, Equatable {
+package struct BroadcastChannel: Sendable, Equatable {
     /// What APNs keeps of the channel's messages; fixed when the channel is made.
-    public enum StoragePolicy: Int, Sendable, Equatable {
+    package enum StoragePolicy: Int, Sendable, Equatable {
         /// 0, No Message Stored: a higher publishing budget; broadcasts must carry `apns-expiration: 0`.
         case noMessageStored = 0
         /// 1, Most Recent Message Stored: the newest message is kept (up to 8 hours).
         case mostRecentMessageStored = 1
 
         /// A JSON policy value: the number 0 or 1 (not `true`, not `1.5`), as APNs' create and the admin API take it.
-        public init?(json value: JSONValue?) {
+        package init?(json value: JSONValue?) {
             guard case .number(let number)? = value, let whole = Int(exactly: number) else { return nil }
             self.init(rawValue: whole)
         }
     }
 
     /// Base64, as APNs makes them (random, never reused); clients must not assume a size.
-    public var id: String
-    public var bundleID: String
-    public var environment: APNsEnvironment
-    public var storagePolicy: StoragePolicy
+    package var id: String
+    package var bundleID: String
+    package var environment: APNsEnvironment
+    package var storagePolicy: StoragePolicy
     /// Milliseconds since the epoch.
-    public var createdAt: Int64
+    package var createdAt: Int64
 
-    public init(id: String, bundleID: String, environment: APNsEnvironment, storagePolicy: StoragePolicy, createdAt: Int64) {
+    package init(id: String, bundleID: String, environment: APNsEnvironment, storagePolicy: StoragePolicy, createdAt: Int64) {
         self.id = id
         self.bundleID = bundleID
         self.environment = environment
@@ -32,7 +32,7 @@ public struct BroadcastChannel: Sendable, Equatable {
     }
 
     /// The admin API's form.
-    public func jsonObject() -> [String: Any] {
+    package func jsonObject() -> [String: Any] {
         [
             "id": id, "bundleId": bundleID, "environment": environment.rawValue,
             "messageStoragePolicy": storagePolicy.rawValue, "createdAt": ISO8601Time.format(milliseconds: createdAt),

@@ -1,6 +1,6 @@
 /// Which broadcast resource a path names. Broadcasts go to the provider port; channel management has a listener
 /// of its own (APNs serves it on other hosts and ports).
-public enum BroadcastRoute: Sendable, Equatable {
+package enum BroadcastRoute: Sendable, Equatable {
     /// `/4/broadcasts/apps/<bundle-id>` on the provider port.
     case broadcast(bundleID: String)
     /// `/1/apps/<bundle-id>/channels` on the channel-management port: create (POST), read (GET), delete (DELETE).
@@ -11,7 +11,7 @@ public enum BroadcastRoute: Sendable, Equatable {
     static let channelsPrefix = "/1/apps/"
 
     /// The route of a provider-port path, or `nil` for any other path (`/3/device/…` included).
-    public init?(providerPath path: String) {
+    package init?(providerPath path: String) {
         guard let route = ASCII.withUTF8(of: path, { Self(providerPath: $0) }) else { return nil }
         self = route
     }
@@ -28,7 +28,7 @@ public enum BroadcastRoute: Sendable, Equatable {
     }
 
     /// The route of a channel-management path, or `nil` (answered 404 `BadPath`).
-    public init?(channelPath path: String) {
+    package init?(channelPath path: String) {
         guard path.hasPrefix(Self.channelsPrefix) else { return nil }
         let parts = path.dropFirst(Self.channelsPrefix.count).split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, !parts[0].utf8.contains(UInt8(ascii: "?")) else { return nil }
@@ -39,7 +39,7 @@ public enum BroadcastRoute: Sendable, Equatable {
         }
     }
 
-    public var bundleID: String {
+    package var bundleID: String {
         switch self {
         case .broadcast(let bundle), .channels(let bundle), .allChannels(let bundle): return bundle
         }
@@ -47,9 +47,9 @@ public enum BroadcastRoute: Sendable, Equatable {
 }
 
 /// What a recording of the broadcast API was: the operation, and the app and channel it was about.
-public struct BroadcastRecord: Sendable, Equatable {
+package struct BroadcastRecord: Sendable, Equatable {
     // Optionals that `init` sets are `Optional<…>`, not `…?`: see Support/Optional+CaseTest.swift.
-    public enum Kind: String, Sendable, CaseIterable {
+    package enum Kind: String, Sendable, CaseIterable {
         case broadcast
         case channelCreate = "channel-create"
         case channelRead = "channel-read"
@@ -59,8 +59,8 @@ public struct BroadcastRecord: Sendable, Equatable {
         case channelOther = "channel-other"
     }
 
-    public var kind: Kind
-    public var bundleID: Optional<String>
+    package var kind: Kind
+    package var bundleID: Optional<String>
 
     /// The channel-management operation a method names on a route (`channelOther` for none).
     static func kind(of route: BroadcastRoute, method: String) -> Kind {
@@ -74,9 +74,9 @@ public struct BroadcastRecord: Sendable, Equatable {
         }
     }
     /// The channel the request named (`apns-channel-id`), or the one a create made.
-    public var channelID: Optional<String>
+    package var channelID: Optional<String>
 
-    public init(kind: Kind, bundleID: String?, channelID: String?) {
+    package init(kind: Kind, bundleID: String?, channelID: String?) {
         self.kind = kind
         self.bundleID = bundleID
         self.channelID = channelID
@@ -84,20 +84,20 @@ public struct BroadcastRecord: Sendable, Equatable {
 }
 
 /// The broadcast API's settings where Apple's documentation is silent or contradicts itself.
-public struct BroadcastPolicy: Sendable, Equatable {
+package struct BroadcastPolicy: Sendable, Equatable {
     /// The reason for a create whose `message-storage-policy` is missing or not 0/1. Undocumented; client
     /// libraries have seen `MissingChannelQueueSize`.
-    public var missingStoragePolicyReason: Reason
+    package var missingStoragePolicyReason: Reason
     /// Channel ids longer than this get `BadChannelId` ("longer than allowed"; Apple gives no number, its own
     /// ids are 24 characters).
-    public var maxChannelIDLength: Int
+    package var maxChannelIDLength: Int
     /// The largest broadcast payload (5120 bytes, documented).
-    public var maxPayloadBytes: Int
+    package var maxPayloadBytes: Int
     /// Whether a broadcast without `apns-expiration` is refused (`BadExpirationDate`): Apple's header table says
     /// "required", its own curl examples leave it out. Default: accepted.
-    public var requireExpiration: Bool
+    package var requireExpiration: Bool
 
-    public init(
+    package init(
         missingStoragePolicyReason: Reason = .missingChannelQueueSize,
         maxChannelIDLength: Int = 256,
         maxPayloadBytes: Int = 5120,

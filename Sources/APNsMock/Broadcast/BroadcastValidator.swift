@@ -1,15 +1,15 @@
 /// Decides broadcast sends and channel-management requests, after the route and authentication: which reason
 /// Apple's broadcast API gives, in the order documented in the README (Apple does not document one).
-public struct BroadcastValidator: Sendable {
-    public var policy: BroadcastPolicy
+package struct BroadcastValidator: Sendable {
+    package var policy: BroadcastPolicy
 
-    public init(policy: BroadcastPolicy = BroadcastPolicy()) {
+    package init(policy: BroadcastPolicy = BroadcastPolicy()) {
         self.policy = policy
     }
 
     /// `POST /4/broadcasts/apps/<bundle-id>`: `nil` when the broadcast is accepted.
     /// - Parameter channelID: `apns-channel-id` as sent (read once by the caller).
-    public func validateBroadcast(
+    package func validateBroadcast(
         _ request: APNsRequest,
         headers: APNsHeaders,
         channelID: String?,
@@ -64,20 +64,20 @@ public struct BroadcastValidator: Sendable {
     }
 
     /// What a channel-management request gets.
-    public struct ChannelAnswer: Sendable, Equatable {
-        public var status: Int
-        public var reason: Reason?
+    package struct ChannelAnswer: Sendable, Equatable {
+        package var status: Int
+        package var reason: Reason?
         /// The `apns-channel-id` header of a create's answer.
-        public var channelID: String?
+        package var channelID: String?
         /// The JSON body of a read or a list.
-        public var body: String?
-        public var kind: BroadcastRecord.Kind
+        package var body: String?
+        package var kind: BroadcastRecord.Kind
         /// The channel the request named or made, for its recording.
-        public var recordedChannelID: String?
+        package var recordedChannelID: String?
     }
 
     /// A request on the channel-management port, once authenticated.
-    public func channelOperation(
+    package func channelOperation(
         _ request: APNsRequest,
         channelID named: String?,
         route: BroadcastRoute,

@@ -3,9 +3,9 @@ import Synchronization
 
 /// The broadcast channels the mock knows, shared by every connection of both listeners and by the admin API: a
 /// channel made by `POST /1/apps/<bundle-id>/channels` is at once addressable by `POST /4/broadcasts/…`.
-public final class ChannelRegistry: Sendable {
+package final class ChannelRegistry: Sendable {
     /// Why a channel could not be made.
-    public enum CreateError: Error, Equatable {
+    package enum CreateError: Error, Equatable {
         /// The app already has `limit` channels in that environment (APNs: `CannotCreateChannelConfig`).
         case limitReached(limit: Int)
         /// An id given by the caller is taken already.
@@ -13,7 +13,7 @@ public final class ChannelRegistry: Sendable {
     }
 
     /// Who made a channel: its owner decides when it goes.
-    public enum Origin: Sendable, Equatable {
+    package enum Origin: Sendable, Equatable {
         /// Declared by the scenario in force: goes when that scenario is replaced or deleted.
         case scenario
         /// Made over channel management or the admin API: stays until deleted, or until `POST /admin/reset`.
@@ -66,18 +66,18 @@ public final class ChannelRegistry: Sendable {
 
     private let state = Mutex(State())
     /// Channels per app and environment, APNs' documented 10,000 unless a test wants to reach it sooner.
-    public let limitPerApp: Int
+    package let limitPerApp: Int
 
     /// Channels made and deleted at run time (not a scenario's), for replicas sharing a store.
-    public let changes = SharedStateObserver()
+    package let changes = SharedStateObserver()
 
-    public init(limitPerApp: Int = 10_000) {
+    package init(limitPerApp: Int = 10_000) {
         self.limitPerApp = limitPerApp
     }
 
     /// Makes a channel; `id` `nil` makes a random one (16 random bytes, base64, as APNs' look).
     @discardableResult
-    public func create(
+    package func create(
         bundleID: String,
         environment: APNsEnvironment,
         storagePolicy: BroadcastChannel.StoragePolicy,
@@ -104,7 +104,7 @@ public final class ChannelRegistry: Sendable {
 
     /// The channel with this id in this environment, for this app (`nil` for another app's: APNs keeps channels per
     /// app, so another app's id is as unknown as a made-up one).
-    public func channel(id: String, bundleID: String, environment: APNsEnvironment) -> BroadcastChannel? {
+    package func channel(id: String, bundleID: String, environment: APNsEnvironment) -> BroadcastChannel? {
         state.withLock { state in
             guard let channel = state.channels[id], channel.environment == environment, Self.sameBundle(channel.bundleID, bundleID) else {
                 return nil
@@ -114,12 +114,12 @@ public final class ChannelRegistry: Sendable {
     }
 
     /// The channel with this id, whatever its app and environment.
-    public func channel(id: String) -> BroadcastChannel? {
+    package func channel(id: String) -> BroadcastChannel? {
         state.withLock { $0.channels[id] }
     }
 
     /// Every channel (`bundleID`/`environment` `nil`: of every app / environment), oldest first.
-    public func list(bundleID: String? = nil, environment: APNsEnvironment? = nil) -> [BroadcastChannel] {
+    package func list(bundleID: String? = nil, environment: APNsEnvironment? = nil) -> [BroadcastChannel] {
         state.withLock { state in
             state.order.compactMap { state.channels[$0] }.filter { channel in
                 (bundleID.map { Self.sameBundle(channel.bundleID, $0) } ?? true) && (environment.map { channel.environment == $0 } ?? true)
@@ -129,7 +129,7 @@ public final class ChannelRegistry: Sendable {
 
     /// Deletes a channel; `false` when there was none with that id.
     @discardableResult
-    public func delete(id: String) -> Bool {
+    package func delete(id: String) -> Bool {
         let deleted = forget(id: id)
         if deleted { changes.report(.channelRemoved(id: id)) }
         return deleted
@@ -145,13 +145,13 @@ public final class ChannelRegistry: Sendable {
 
     /// Adds a channel as given, or replaces the one with its id (keeping its place), owned by `origin`. Not held
     /// to the limit: a scenario declares what it declares.
-    public func put(_ channel: BroadcastChannel, origin: Origin) {
+    package func put(_ channel: BroadcastChannel, origin: Origin) {
         state.withLock { $0.insert(channel, origin: origin) }
         if origin == .api { changes.report(.channelPut(channel)) }
     }
 
     /// Deletes the channels `origin` made.
-    public func removeAll(origin: Origin) {
+    package func removeAll(origin: Origin) {
         state.withLock { state in
             let gone = Set(state.origins.filter { $0.value == origin }.keys)
             if !gone.isEmpty { state.remove(gone) }
@@ -159,13 +159,13 @@ public final class ChannelRegistry: Sendable {
     }
 
     /// Deletes every channel (`POST /admin/reset`, `DELETE /admin/channels`).
-    public func removeAll() {
+    package func removeAll() {
         state.withLock { $0 = State() }
         changes.report(.channelsCleared)
     }
 
     /// Applies a change another replica made, without reporting it again; other changes are ignored.
-    public func apply(_ change: SharedStateChange) {
+    package func apply(_ change: SharedStateChange) {
         switch change {
         case .channelPut(let channel):
             state.withLock { state in state.insert(channel, origin: state.origins[channel.id] ?? .api) }
@@ -175,7 +175,7 @@ public final class ChannelRegistry: Sendable {
         }
     }
 
-    public var count: Int { state.withLock { $0.channels.count } }
+    package var count: Int { state.withLock { $0.channels.count } }
 
     /// Bundle IDs compare without regard to case (Apple's glossary: "Bundle IDs are case insensitive").
     static func sameBundle(_ a: String, _ b: String) -> Bool {
@@ -183,7 +183,7 @@ public final class ChannelRegistry: Sendable {
     }
 
     /// Whether `id` is well-formed standard base64 (RFC 4648 §4, padded), as channel ids are.
-    public static func isWellFormedID(_ id: String) -> Bool {
+    package static func isWellFormedID(_ id: String) -> Bool {
         guard !id.isEmpty else { return false }
         // Canonical base64 is read here without decoding it (Foundation's decoder allocated its result on every
         // broadcast); Foundation has the last word on anything else, so what it accepts stays the rule.

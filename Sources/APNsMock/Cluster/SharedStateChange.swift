@@ -4,7 +4,7 @@ import Synchronization
 /// channels' entries made at run time, and the scenario in force, the `unidentified` tenant's bare and every other
 /// tenant's wrapped in ``inTenant(_:_:)``. Scenario-declared devices and channels are not changes of their own:
 /// every replica derives them from the shared scenario.
-public enum SharedStateChange: Sendable, Equatable {
+package enum SharedStateChange: Sendable, Equatable {
     case devicePut(Device)
     case deviceRemoved(token: String)
     case devicesCleared
@@ -21,14 +21,14 @@ public enum SharedStateChange: Sendable, Equatable {
 
 /// Where a registry reports its changes, so a cluster store can pass them to the other replicas. A change applied
 /// from another replica is not reported again (the registries' `apply`), so none echoes back.
-public final class SharedStateObserver: Sendable {
+package final class SharedStateObserver: Sendable {
     private let observer = Mutex<(@Sendable (SharedStateChange) -> Void)?>(nil)
 
-    public init() {}
+    package init() {}
 
     /// Sets the one observer (a cluster's publisher); called outside the registry's lock, on whatever thread made the
     /// change (an event loop for channel management): it must only queue.
-    public func observe(_ observer: @escaping @Sendable (SharedStateChange) -> Void) {
+    package func observe(_ observer: @escaping @Sendable (SharedStateChange) -> Void) {
         self.observer.withLock { $0 = observer }
     }
 

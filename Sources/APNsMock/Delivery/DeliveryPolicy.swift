@@ -1,27 +1,27 @@
 /// The store-and-forward rules' settings where Apple gives no number (each a ❓ of the delivery facts, with the
 /// default named in docs/devices.md).
-public struct DeliveryPolicy: Sendable, Equatable {
+package struct DeliveryPolicy: Sendable, Equatable {
     /// Pushes kept per device and app while it cannot take them; a newer one replaces the oldest. Apple says "the
     /// most recent" (1) and elsewhere mentions a queue.
-    public var storedPerApp: Int
+    package var storedPerApp: Int
     /// How long a push without `apns-expiration` is kept, in milliseconds (30 days).
-    public var maximumStorage: Int64
+    package var maximumStorage: Int64
     /// Background pushes (`apns-push-type: background`) a device takes per 24 hours; `nil`: no budget. Apple
     /// gives no number.
-    public var backgroundBudget: Int?
+    package var backgroundBudget: Int?
     /// Priority-1 pushes wait for the next multiple of this (milliseconds since the epoch) and arrive together.
-    public var lowPriorityInterval: Int64
+    package var lowPriorityInterval: Int64
     /// Finished delivery logs kept per device (the oldest go first); stored pushes are always kept.
-    public var recordsPerDevice: Int
+    package var recordsPerDevice: Int
     /// Finished delivery logs kept in all, across a registry's devices: each device keeps at most its share
     /// (this divided by the number of devices, at least one), so memory stays bounded however many devices are
     /// pushed to. The server sets it to `--max-recorded`: logs are kept about as long as their recordings.
-    public var recordsInAll: Int
+    package var recordsInAll: Int
 
     /// A day, in milliseconds: a background budget's window.
-    public static let day: Int64 = 86_400_000
+    package static let day: Int64 = 86_400_000
 
-    public init(
+    package init(
         storedPerApp: Int = 1,
         maximumStorage: Int64 = 30 * DeliveryPolicy.day,
         backgroundBudget: Int? = nil,

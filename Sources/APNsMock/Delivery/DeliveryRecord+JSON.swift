@@ -1,7 +1,7 @@
 extension DeliveryRecord {
     /// The log as the admin API shows it: the push's identity, its state now (`state` and the Console's `console`),
     /// and every data point, in order, with its time in milliseconds and ISO 8601.
-    public func jsonObject() -> [String: Any] {
+    package func jsonObject() -> [String: Any] {
         var object: [String: Any] = [
             "token": token,
             "pushType": pushType,

@@ -1,32 +1,32 @@
 /// One accepted push's delivery log: what it was, and each state it went through, in the Push Notifications
 /// Console's words.
-public struct DeliveryRecord: Sendable, Equatable {
+package struct DeliveryRecord: Sendable, Equatable {
     /// The device token, as registered.
-    public var token: String
-    public var topic: String?
+    package var token: String
+    package var topic: String?
     /// The answer's `apns-id`.
-    public var apnsID: String?
+    package var apnsID: String?
     /// The answer's `apns-unique-id` (development only): the Console's look-up key.
-    public var uniqueID: String?
+    package var uniqueID: String?
     /// `apns-push-type` as sent (`alert` when absent).
-    public var pushType: String
+    package var pushType: String
     /// `apns-priority` (10 when absent).
-    public var priority: Int
-    public var collapseID: String?
+    package var priority: Int
+    package var collapseID: String?
     /// `apns-expiration` as sent: seconds since the epoch, `0` (try once), or `nil` (APNs' own limit).
-    public var expiration: Int64?
+    package var expiration: Int64?
     /// When storage gives up on it, on the mock's clock; `nil` for a push that is tried once.
-    public var expiresAt: Int64?
+    package var expiresAt: Int64?
     /// In order; the first is always `received`.
-    public var events: [DeliveryEvent]
+    package var events: [DeliveryEvent]
     /// The recording, for previews built from what was delivered.
-    public var recording: RecordedNotification?
+    package var recording: RecordedNotification?
     /// The recording's sequence, as saved, until `recording` is found again after a restart.
     var savedSequence: UInt64?
     /// The broadcast channel it came through (a broadcast's log).
-    public var channelID: String?
+    package var channelID: String?
 
-    public init(
+    package init(
         token: String,
         topic: String?,
         apnsID: String?,
@@ -53,15 +53,15 @@ public struct DeliveryRecord: Sendable, Equatable {
     }
 
     /// The latest state.
-    public var state: DeliveryState { events.last?.state ?? .received }
+    package var state: DeliveryState { events.last?.state ?? .received }
     /// The recording's sequence number (`nil` for a log whose recording is unknown).
-    public var sequence: UInt64? { recording?.sequence ?? savedSequence }
+    package var sequence: UInt64? { recording?.sequence ?? savedSequence }
     /// The IDs the Console's look-up finds it by: `apns-unique-id`, `apns-id`.
     var ids: [String] { [uniqueID, apnsID].compactMap { $0 } }
     /// When it reached the device, if it did.
-    public var deliveredAt: Int64? { events.last(where: { $0.state.isDelivery })?.at }
+    package var deliveredAt: Int64? { events.last(where: { $0.state.isDelivery })?.at }
     /// When APNs accepted it, on the mock's clock.
-    public var receivedAt: Int64 { events.first?.at ?? 0 }
+    package var receivedAt: Int64 { events.first?.at ?? 0 }
     /// An alert (or absent push type): what Settings' notification switch turns off.
     var isAlert: Bool { pushType == "alert" }
     var isBackground: Bool { pushType == "background" }
@@ -71,7 +71,7 @@ extension DeliveryRecord {
     /// A push as APNs accepted it, from its recording: the headers that decide its delivery, read once.
     /// - Parameter offset: the mock clock's offset when it arrived; `apns-expiration`, written against the
     ///   provider's wall clock, is moved by it, so "an hour from now" stays an hour after the push.
-    public init?(accepted recording: RecordedNotification, offset: Int64, policy: DeliveryPolicy) {
+    package init?(accepted recording: RecordedNotification, offset: Int64, policy: DeliveryPolicy) {
         guard recording.status == 200, recording.broadcast == nil, let token = recording.deviceToken else { return nil }
         let receivedAt = recording.receivedAt &+ offset
         let pushType = recording.pushType ?? "alert"
@@ -100,12 +100,12 @@ extension DeliveryRecord {
 
 extension DeliveryRecord {
     /// How long a channel with storage policy 1 keeps its most recent message (Apple: up to 8 hours).
-    public static let channelStorage: Int64 = 8 * 3_600_000
+    package static let channelStorage: Int64 = 8 * 3_600_000
 
     /// A broadcast APNs accepted, as the log each subscribed device gets (`token` is filled in per device): a
     /// channel with storage policy 1 keeps it for 8 hours (less when `apns-expiration` says so); policy 0, or
     /// `apns-expiration: 0`, tries it once.
-    public init?(broadcast recording: RecordedNotification, channel: BroadcastChannel?, offset: Int64) {
+    package init?(broadcast recording: RecordedNotification, channel: BroadcastChannel?, offset: Int64) {
         guard recording.status == 200, let broadcast = recording.broadcast, broadcast.kind == .broadcast else { return nil }
         let receivedAt = recording.receivedAt &+ offset
         let expiration = recording.storage.header(named: "apns-expiration").flatMap { Int64($0) }
@@ -134,7 +134,7 @@ extension DeliveryRecord {
 
     /// The log of an accepted push to a token no one simulates: such a device is online, so it was delivered as it
     /// arrived.
-    public init?(implied recording: RecordedNotification, offset: Int64) {
+    package init?(implied recording: RecordedNotification, offset: Int64) {
         guard var record = DeliveryRecord(accepted: recording, offset: offset, policy: DeliveryPolicy()) else { return nil }
         record.events.append(DeliveryEvent(.delivered, at: record.receivedAt))
         self = record
@@ -147,7 +147,7 @@ extension DeliveryRecord: Codable {
     }
 
     /// Saved without its recording, which the store keeps: `sequence` finds it again (see `relink`).
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(token, forKey: .token)
         try container.encodeIfPresent(topic, forKey: .topic)
@@ -163,7 +163,7 @@ extension DeliveryRecord: Codable {
         try container.encodeIfPresent(channelID, forKey: .channelID)
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
             token: try container.decode(String.self, forKey: .token),

@@ -1,6 +1,6 @@
 /// What became of a push after APNs accepted it, in the Push Notifications Console's words (`console`), with a
 /// short code for filters and JSON (`rawValue`).
-public enum DeliveryState: String, Sendable, Equatable, CaseIterable, Codable {
+package enum DeliveryState: String, Sendable, Equatable, CaseIterable, Codable {
     case received
     case delivered
     case deliveredFromStorage
@@ -16,7 +16,7 @@ public enum DeliveryState: String, Sendable, Equatable, CaseIterable, Codable {
     case discardedCoalesced
 
     /// The Console's name for the state.
-    public var console: String {
+    package var console: String {
         switch self {
         case .received: "Received by APNs"
         case .delivered: "Delivered to Device"
@@ -33,37 +33,37 @@ public enum DeliveryState: String, Sendable, Equatable, CaseIterable, Codable {
     }
 
     /// The push reached the device.
-    public var isDelivery: Bool { self == .delivered || self == .deliveredFromStorage }
+    package var isDelivery: Bool { self == .delivered || self == .deliveredFromStorage }
     /// The push waits in storage.
-    public var isStorage: Bool { self == .storedOffline || self == .storedPower }
+    package var isStorage: Bool { self == .storedOffline || self == .storedPower }
     /// The push is gone without reaching the device.
-    public var isDiscard: Bool { !isDelivery && !isStorage && self != .received }
+    package var isDiscard: Bool { !isDelivery && !isStorage && self != .received }
 
     /// The codes accepted, for error messages.
-    public static let names = allCases.map(\.rawValue).joined(separator: ", ")
+    package static let names = allCases.map(\.rawValue).joined(separator: ", ")
 }
 
 /// One data point of a push's delivery log.
-public struct DeliveryEvent: Sendable, Equatable, Codable {
-    public var state: DeliveryState
+package struct DeliveryEvent: Sendable, Equatable, Codable {
+    package var state: DeliveryState
     /// On the mock's clock, in milliseconds since the epoch.
-    public var at: Int64
+    package var at: Int64
 
-    public init(_ state: DeliveryState, at: Int64) {
+    package init(_ state: DeliveryState, at: Int64) {
         self.state = state
         self.at = at
     }
 }
 
 /// The recordings list's `delivery=` filter: one state, or a family of them (`stored`, `delivered`, `discarded`).
-public enum DeliveryStateFilter: Sendable, Equatable {
+package enum DeliveryStateFilter: Sendable, Equatable {
     case state(DeliveryState)
     case stored
     case delivered
     case discarded
 
     /// `storedOffline`, `stored`, …; `nil` for anything else.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         switch text {
         case "stored": self = .stored
         case "delivered": self = .delivered
@@ -74,7 +74,7 @@ public enum DeliveryStateFilter: Sendable, Equatable {
         }
     }
 
-    public func matches(_ state: DeliveryState) -> Bool {
+    package func matches(_ state: DeliveryState) -> Bool {
         switch self {
         case .state(let wanted): state == wanted
         case .stored: state.isStorage

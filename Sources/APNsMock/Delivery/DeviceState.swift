@@ -1,6 +1,6 @@
 /// What a simulated device is doing, as far as APNs' delivery cares: the part of the Push Notifications Console's
 /// story that happens on the phone.
-public enum DeviceState: String, Sendable, Equatable, CaseIterable, Codable {
+package enum DeviceState: String, Sendable, Equatable, CaseIterable, Codable {
     /// Connected: pushes are delivered as they arrive (the state of every device nobody said otherwise of).
     case online
     /// Not connected: pushes are stored (one per app, by default) until it comes back or they expire.
@@ -13,19 +13,19 @@ public enum DeviceState: String, Sendable, Equatable, CaseIterable, Codable {
     case appRemoved
 
     /// The names accepted, for error messages.
-    public static let names = allCases.map(\.rawValue).joined(separator: ", ")
+    package static let names = allCases.map(\.rawValue).joined(separator: ", ")
 
     /// Whether the device takes pushes as they arrive (those priority and budget allow).
     var isConnected: Bool { self == .online || self == .lowPower || self == .notificationsDisabled }
 }
 
 /// A change of a device's state at a time: a scenario's timeline, or a change made through the admin API.
-public struct DeviceStateChange: Sendable, Equatable, Codable {
+package struct DeviceStateChange: Sendable, Equatable, Codable {
     /// On the mock's clock, in milliseconds since the epoch.
-    public var at: Int64
-    public var state: DeviceState
+    package var at: Int64
+    package var state: DeviceState
 
-    public init(at: Int64, state: DeviceState) {
+    package init(at: Int64, state: DeviceState) {
         self.at = at
         self.state = state
     }

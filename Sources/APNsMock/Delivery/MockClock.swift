@@ -5,27 +5,27 @@ import Synchronization
 ///
 /// The device model, storage expiry and the scenarios' time rules read it; authentication (providers sign with
 /// their own clock) and the recordings' `receivedAt` keep the wall clock.
-public final class MockClock: Sendable {
+package final class MockClock: Sendable {
     private let wall: @Sendable () -> Int64
     private let offset = Atomic<Int64>(0)
 
     /// - Parameter wall: milliseconds since the epoch (injectable for tests).
-    public init(wall: @escaping @Sendable () -> Int64 = WallClock.milliseconds) {
+    package init(wall: @escaping @Sendable () -> Int64 = WallClock.milliseconds) {
         self.wall = wall
     }
 
     /// Milliseconds since the epoch, moved by the offset.
-    public func now() -> Int64 { wall() &+ offset.load(ordering: .relaxed) }
+    package func now() -> Int64 { wall() &+ offset.load(ordering: .relaxed) }
 
     /// How far the clock was moved ahead of the wall clock, in milliseconds.
-    public var offsetMilliseconds: Int64 { offset.load(ordering: .relaxed) }
+    package var offsetMilliseconds: Int64 { offset.load(ordering: .relaxed) }
 
     /// How far ahead of the wall clock the clock may go: 100 years, so no time it gives can overflow.
-    public static let maximumOffset: Int64 = 36_500 * 86_400_000
+    package static let maximumOffset: Int64 = 36_500 * 86_400_000
 
     /// Moves the clock forward; time never goes back, so a negative amount is refused, and it goes at most
     /// ``maximumOffset`` ahead of the wall clock.
-    public func advance(by milliseconds: Int64) throws(ClockChangeRefused) {
+    package func advance(by milliseconds: Int64) throws(ClockChangeRefused) {
         guard milliseconds >= 0 else { throw ClockChangeRefused(message: "the clock only moves forward; got \(milliseconds) ms") }
         let refused = offset.withoutAddingPast(Self.maximumOffset, milliseconds)
         if refused {
@@ -34,7 +34,7 @@ public final class MockClock: Sendable {
     }
 
     /// Moves the clock to `time` (milliseconds since the epoch), which must not be before its current time.
-    public func advance(to time: Int64) throws(ClockChangeRefused) {
+    package func advance(to time: Int64) throws(ClockChangeRefused) {
         let now = self.now()
         guard time >= now else {
             throw ClockChangeRefused(message: "the clock only moves forward; \(ISO8601Time.format(milliseconds: time)) is before its time \(ISO8601Time.format(milliseconds: now))")
@@ -43,11 +43,11 @@ public final class MockClock: Sendable {
     }
 
     /// Back to the wall clock (`POST /admin/reset`).
-    public func reset() { offset.store(0, ordering: .relaxed) }
+    package func reset() { offset.store(0, ordering: .relaxed) }
 
     /// `GET /admin/clock`'s object: `now` (milliseconds), `time` (ISO 8601), `offset` (a duration such as
     /// `31d`) and `offsetMilliseconds`.
-    public func jsonObject() -> [String: Any] {
+    package func jsonObject() -> [String: Any] {
         let offset = offsetMilliseconds
         let now = wall() &+ offset
         return [
@@ -73,7 +73,7 @@ extension Atomic<Int64> {
 }
 
 /// A clock change the mock refuses, with why.
-public struct ClockChangeRefused: Error, Sendable, Equatable, CustomStringConvertible {
-    public var message: String
-    public var description: String { message }
+package struct ClockChangeRefused: Error, Sendable, Equatable, CustomStringConvertible {
+    package var message: String
+    package var description: String { message }
 }

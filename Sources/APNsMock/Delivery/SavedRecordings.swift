@@ -5,18 +5,18 @@
 /// A PostgreSQL replica's recordings are numbered afresh when the table is loaded (the other replicas' among them),
 /// so there a log finds its recording by `apns-id`, among those this replica answered, and one that finds none
 /// forgets the number it was saved with, which another recording may carry now.
-public struct SavedRecordings: Sendable {
+package struct SavedRecordings: Sendable {
     private let bySequence: [UInt64: RecordedNotification]
     private let byAPNsID: [String: RecordedNotification]?
 
     /// Recordings with the numbers they had when the logs were saved.
-    public init(bySequence recordings: [RecordedNotification]) {
+    package init(bySequence recordings: [RecordedNotification]) {
         bySequence = Dictionary(recordings.map { ($0.sequence, $0) }, uniquingKeysWith: { _, last in last })
         byAPNsID = nil
     }
 
     /// Recordings numbered afresh, found by their answer's `apns-id` (the newest, for an ID a provider reused).
-    public init(byAPNsID recordings: [RecordedNotification]) {
+    package init(byAPNsID recordings: [RecordedNotification]) {
         bySequence = [:]
         byAPNsID = Dictionary(recordings.compactMap { recording in recording.apnsID.map { ($0, recording) } }, uniquingKeysWith: { _, last in last })
     }

@@ -1,16 +1,16 @@
 /// A scenario's `delivery:` settings: the store-and-forward rules of its simulated devices where they differ from
 /// the command line's (`--stored-per-app`, `--max-storage`, `--background-budget`, `--low-priority-interval`). Each
 /// left out keeps the command line's value.
-public struct ScenarioDelivery: Sendable, Equatable {
-    public var storedPerApp: Int?
+package struct ScenarioDelivery: Sendable, Equatable {
+    package var storedPerApp: Int?
     /// Milliseconds.
-    public var maximumStorage: Int64?
+    package var maximumStorage: Int64?
     /// `.some(nil)`: no budget (`backgroundBudget: none`).
-    public var backgroundBudget: Int??
+    package var backgroundBudget: Int??
     /// Milliseconds.
-    public var lowPriorityInterval: Int64?
+    package var lowPriorityInterval: Int64?
 
-    public init(storedPerApp: Int? = nil, maximumStorage: Int64? = nil, backgroundBudget: Int?? = nil, lowPriorityInterval: Int64? = nil) {
+    package init(storedPerApp: Int? = nil, maximumStorage: Int64? = nil, backgroundBudget: Int?? = nil, lowPriorityInterval: Int64? = nil) {
         self.storedPerApp = storedPerApp
         self.maximumStorage = maximumStorage
         self.backgroundBudget = backgroundBudget
@@ -18,7 +18,7 @@ public struct ScenarioDelivery: Sendable, Equatable {
     }
 
     /// `base` with these settings over it.
-    public func applied(to base: DeliveryPolicy) -> DeliveryPolicy {
+    package func applied(to base: DeliveryPolicy) -> DeliveryPolicy {
         DeliveryPolicy(
             storedPerApp: storedPerApp ?? base.storedPerApp,
             maximumStorage: maximumStorage ?? base.maximumStorage,

@@ -326,10 +326,10 @@ struct SimulatedDevice: Sendable {
 }
 
 /// One data point counted by the metrics: `apns_mock_delivery_total{state, push_type, priority}`.
-public struct DeliveryTally: Sendable, Hashable {
-    public var state: DeliveryState
-    public var pushType: String
-    public var priority: Int
+package struct DeliveryTally: Sendable, Hashable {
+    package var state: DeliveryState
+    package var pushType: String
+    package var priority: Int
 
     init(_ record: DeliveryRecord, _ state: DeliveryState) {
         self.state = state

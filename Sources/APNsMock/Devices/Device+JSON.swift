@@ -1,17 +1,17 @@
 import Foundation
 
 /// A problem in a device sent to the admin API, naming the field.
-public struct DeviceJSONError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct DeviceJSONError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The JSON key at fault, or `nil` when the body as a whole is wrong.
-    public var field: String?
-    public var message: String
+    package var field: String?
+    package var message: String
 
-    public init(field: String?, message: String) {
+    package init(field: String?, message: String) {
         self.field = field
         self.message = message
     }
 
-    public var description: String {
+    package var description: String {
         field.map { "\($0): \(message)" } ?? message
     }
 }
@@ -21,7 +21,7 @@ extension Device {
 
     /// The device as the admin API shows it: `{"name"?, "token", "topic", "environment", "state",
     /// "unregisteredAt"?}`.
-    public func jsonObject() -> [String: Any] {
+    package func jsonObject() -> [String: Any] {
         var object: [String: Any] = ["token": token, "topic": topic, "environment": environment.rawValue, "state": state.rawValue]
         if let name { object["name"] = name }
         if let unregisteredAt { object["unregisteredAt"] = unregisteredAt }
@@ -32,7 +32,7 @@ extension Device {
     /// A device from a `POST /admin/devices` body: `{"token": "…", "topic": "…", "environment": "development"}`,
     /// with optional `name` and `unregisteredAt` (milliseconds since the epoch). `environment` defaults to
     /// `development` (`sandbox` is accepted for it).
-    public init(json bytes: [UInt8]) throws(DeviceJSONError) {
+    package init(json bytes: [UInt8]) throws(DeviceJSONError) {
         let object: Any
         do {
             object = try JSONSerialization.jsonObject(with: Data(bytes), options: [])
@@ -43,7 +43,7 @@ extension Device {
     }
 
     /// A device from a JSON object already parsed with `JSONSerialization`.
-    public init(jsonObject: Any) throws(DeviceJSONError) {
+    package init(jsonObject: Any) throws(DeviceJSONError) {
         guard let object = jsonObject as? [String: Any] else {
             throw DeviceJSONError(field: nil, message: "expected a JSON object with token, topic and environment")
         }
@@ -88,7 +88,7 @@ extension Device {
     }
 
     /// The state from a `PUT /admin/devices/{token}/state` body: `{"state": "offline"}`.
-    public static func state(json bytes: [UInt8]) throws(DeviceJSONError) -> DeviceState {
+    package static func state(json bytes: [UInt8]) throws(DeviceJSONError) -> DeviceState {
         let parsed: Any
         do {
             parsed = try JSONSerialization.jsonObject(with: Data(bytes), options: [])
@@ -120,7 +120,7 @@ extension Device {
 
     /// The time from a `POST /admin/devices/{token}/unregister` body `{"timestamp": <ms>}`; an empty body, `{}`
     /// or a `null` timestamp means `now`.
-    public static func unregisterTimestamp(json bytes: [UInt8], now: Int64) throws(DeviceJSONError) -> Int64 {
+    package static func unregisterTimestamp(json bytes: [UInt8], now: Int64) throws(DeviceJSONError) -> Int64 {
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return now }
         let parsed: Any
         do {

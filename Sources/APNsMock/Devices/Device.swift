@@ -1,24 +1,24 @@
 /// A device the mock knows: its token belongs to one topic in one environment and may have been unregistered
 /// (the app uninstalled) at some time, after which APNs answers `410 Unregistered` with that time.
-public struct Device: Sendable, Equatable, Codable {
+package struct Device: Sendable, Equatable, Codable {
     /// A label for scenarios and the admin API.
-    public var name: String?
+    package var name: String?
     /// As given; the registry compares tokens case-insensitively.
-    public var token: String
+    package var token: String
     /// The one topic this token is for. VoIP, Live Activity and other PushKit-style tokens are distinct tokens in
     /// APNs too: register them with their suffixed topic (`com.example.app.voip`).
-    public var topic: String
-    public var environment: APNsEnvironment
+    package var topic: String
+    package var environment: APNsEnvironment
     /// Milliseconds since the epoch; from then on pushes get 410 `Unregistered` with this timestamp.
-    public var unregisteredAt: Int64?
+    package var unregisteredAt: Int64?
     /// What the simulated device is doing: given, the state it starts in; read back, its state now.
-    public var state: DeviceState
+    package var state: DeviceState
     /// Changes of state to come (a scenario's timeline), on the mock's clock; past ones are in force at once.
-    public var stateChanges: [DeviceStateChange]
+    package var stateChanges: [DeviceStateChange]
     /// The broadcast channels its Live Activities subscribe to (channel ids).
-    public var subscriptions: [String] = []
+    package var subscriptions: [String] = []
 
-    public init(
+    package init(
         name: String? = nil,
         token: String,
         topic: String,
@@ -42,7 +42,7 @@ public struct Device: Sendable, Equatable, Codable {
     }
 
     /// Whether pushes at `now` get 410.
-    public func isUnregistered(at now: Int64) -> Bool {
+    package func isUnregistered(at now: Int64) -> Bool {
         unregisteredAt.map { $0 <= now } ?? false
     }
 

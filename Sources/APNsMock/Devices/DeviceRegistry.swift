@@ -7,9 +7,9 @@ import Synchronization
 /// Each is also a simulated device (``SimulatedDevice``): online or not, what is stored for it, and the delivery
 /// log of every push APNs accepted for it, on the mock's ``clock``. A device is brought up to the clock's time
 /// whenever it is read or pushed to, so nothing runs in the background.
-public final class DeviceRegistry: Sendable {
+package final class DeviceRegistry: Sendable {
     /// Who put a device in the registry: its owner decides when it goes.
-    public enum Origin: String, Sendable, Equatable, Codable {
+    package enum Origin: String, Sendable, Equatable, Codable {
         /// Declared by the scenario in force: goes when that scenario is replaced or deleted.
         case scenario
         /// Added through the admin API (or code): stays until removed, or until `POST /admin/reset`.
@@ -61,18 +61,18 @@ public final class DeviceRegistry: Sendable {
     }
 
     /// The time the device model reads.
-    public let clock: MockClock
+    package let clock: MockClock
     /// The store-and-forward settings of the command line.
-    public let basePolicy: DeliveryPolicy
+    package let basePolicy: DeliveryPolicy
     /// The settings devices added from now on follow (a device keeps those it was added with).
-    public var policy: DeliveryPolicy { state.withLock { $0.policy } }
+    package var policy: DeliveryPolicy { state.withLock { $0.policy } }
     /// The broadcast channels, for their storage policy.
-    public let channels: ChannelRegistry?
+    package let channels: ChannelRegistry?
 
     private let state: Mutex<State>
     /// Goes up with every change (a device, a state, a log), so a saver knows when there is something to save.
     private let revisionCounter = Atomic<UInt64>(0)
-    public var revision: UInt64 { revisionCounter.load(ordering: .relaxed) }
+    package var revision: UInt64 { revisionCounter.load(ordering: .relaxed) }
     private func changed() { revisionCounter.add(1, ordering: .relaxed) }
     /// Mirrors `entries.count` so the hot path skips the lock and the token's normalisation when no device is registered.
     private let size = Atomic<Int>(0)
@@ -104,9 +104,9 @@ public final class DeviceRegistry: Sendable {
     }
 
     /// Changes made at run time (not a scenario's devices), for replicas sharing a store.
-    public let changes = SharedStateObserver()
+    package let changes = SharedStateObserver()
 
-    public init(_ devices: [Device] = [], clock: MockClock = MockClock(), policy: DeliveryPolicy = DeliveryPolicy(), channels: ChannelRegistry? = nil) {
+    package init(_ devices: [Device] = [], clock: MockClock = MockClock(), policy: DeliveryPolicy = DeliveryPolicy(), channels: ChannelRegistry? = nil) {
         self.clock = clock
         self.basePolicy = policy
         self.state = Mutex(State(policy: policy))
@@ -116,14 +116,14 @@ public final class DeviceRegistry: Sendable {
 
     /// The settings devices added from now on follow: a scenario's `delivery:` over the command line's, or (`nil`)
     /// the command line's.
-    public func use(_ delivery: ScenarioDelivery?) {
+    package func use(_ delivery: ScenarioDelivery?) {
         let policy = delivery?.applied(to: basePolicy) ?? basePolicy
         state.withLock { $0.policy = policy }
     }
 
     /// Adds a device, or replaces the one with the same token (keeping its place in the list; the device then
     /// belongs to `origin`).
-    public func add(_ device: Device, origin: Origin = .admin) {
+    package func add(_ device: Device, origin: Origin = .admin) {
         put(device, origin: origin)
         if origin == .admin { changes.report(.devicePut(device)) }
     }
@@ -165,7 +165,7 @@ public final class DeviceRegistry: Sendable {
     /// Marks a device unregistered from `time` (milliseconds since the epoch); returns it, or `nil` when the token
     /// is unknown.
     @discardableResult
-    public func unregister(token: String, at time: Int64) -> Device? {
+    package func unregister(token: String, at time: Int64) -> Device? {
         let key = Device.normalizedToken(token)
         let now = clock.now()
         let device = state.withLock { state -> Device? in
@@ -188,7 +188,7 @@ public final class DeviceRegistry: Sendable {
 
     /// Forgets a device; returns it, or `nil` when the token is unknown.
     @discardableResult
-    public func remove(token: String) -> Device? {
+    package func remove(token: String) -> Device? {
         let removed = forget(token: token)
         if let removed { changes.report(.deviceRemoved(token: removed.token)) }
         return removed
@@ -204,7 +204,7 @@ public final class DeviceRegistry: Sendable {
     }
 
     /// Forgets the devices `origin` put here (a scenario's, when it is replaced).
-    public func removeAll(origin: Origin) {
+    package func removeAll(origin: Origin) {
         defer { changed() }
         state.withLock { state in
             state.entries = state.entries.filter { $0.value.origin != origin }
@@ -213,7 +213,7 @@ public final class DeviceRegistry: Sendable {
         }
     }
 
-    public func removeAll() {
+    package func removeAll() {
         forgetAll()
         changes.report(.devicesCleared)
     }
@@ -229,7 +229,7 @@ public final class DeviceRegistry: Sendable {
     }
 
     /// Applies a change another replica made, without reporting it again; other changes are ignored.
-    public func apply(_ change: SharedStateChange) {
+    package func apply(_ change: SharedStateChange) {
         switch change {
         case .devicePut(let device): put(device, origin: nil)
         case .deviceRemoved(let token): _ = forget(token: token)
@@ -239,7 +239,7 @@ public final class DeviceRegistry: Sendable {
     }
 
     /// Every device, in the order they were first added, brought to the clock's time.
-    public func list() -> [Device] {
+    package func list() -> [Device] {
         let now = clock.now()
         return state.withLock { state in
             for key in Array(state.entries.keys) { self.settle(key, at: now, in: &state) }
@@ -247,7 +247,7 @@ public final class DeviceRegistry: Sendable {
         }
     }
 
-    public func device(token: String) -> Device? {
+    package func device(token: String) -> Device? {
         let key = Device.normalizedToken(token)
         let now = clock.now()
         return state.withLock { state in
@@ -256,7 +256,7 @@ public final class DeviceRegistry: Sendable {
         }
     }
 
-    public var count: Int { state.withLock { $0.entries.count } }
+    package var count: Int { state.withLock { $0.entries.count } }
 
     /// What APNs would answer for a push to `token`, judged by the registry alone; `nil` for unknown tokens and for
     /// registered tokens pushed correctly.
@@ -265,9 +265,9 @@ public final class DeviceRegistry: Sendable {
     /// topic other than the device's (`400 DeviceTokenNotForTopic`, compared case-insensitively; `nil` skips the
     /// check); then a device unregistered at or before `now` (`410 Unregistered` with that time).
     /// No device registered: `check` would answer `nil` for every token (read without the lock).
-    public var isEmpty: Bool { size.load(ordering: .relaxed) == 0 }
+    package var isEmpty: Bool { size.load(ordering: .relaxed) == 0 }
 
-    public func check(token: String, topic: String?, environment: APNsEnvironment, now: Int64) -> ScenarioResponse? {
+    package func check(token: String, topic: String?, environment: APNsEnvironment, now: Int64) -> ScenarioResponse? {
         var known = false
         return check(token: token, topic: topic, environment: environment, now: now, known: &known)
     }
@@ -313,7 +313,7 @@ extension DeviceRegistry {
     /// Changes a device's state now (on the mock's clock); returns it, or `nil` when the token is unknown.
     /// `appRemoved` also unregisters it from now on (410 with this time). An app removed stays removed: register
     /// the device again to start over.
-    public func setState(token: String, to newState: DeviceState) throws(DeviceStateRefused) -> Device? {
+    package func setState(token: String, to newState: DeviceState) throws(DeviceStateRefused) -> Device? {
         let key = Device.normalizedToken(token)
         let now = clock.now()
         let device = try state.withLock { state throws(DeviceStateRefused) -> Device? in
@@ -339,7 +339,7 @@ extension DeviceRegistry {
 
     /// Hands the device model the pushes APNs accepted (200s to a token it knows); others are ignored.
     /// - Parameter offset: the mock clock's offset when they arrived (their `receivedAt` is the wall clock's).
-    public func accept(_ recordings: [RecordedNotification]) {
+    package func accept(_ recordings: [RecordedNotification]) {
         let offset = clock.offsetMilliseconds
         state.withLock { state in
             for recording in recordings {
@@ -378,7 +378,7 @@ extension DeviceRegistry {
 
     /// The device's Live Activities subscribe to a broadcast channel; a message the channel keeps (storage policy
     /// 1, at most 8 hours old) reaches it from storage now. Returns the device, or `nil` for an unknown token.
-    public func subscribe(token: String, toChannel channelID: String) throws(DeviceSubscriptionRefused) -> Device? {
+    package func subscribe(token: String, toChannel channelID: String) throws(DeviceSubscriptionRefused) -> Device? {
         guard channels?.channel(id: channelID) != nil else {
             throw DeviceSubscriptionRefused(message: "no broadcast channel with id \(channelID); make it with POST /admin/channels or on the channel-management port")
         }
@@ -403,7 +403,7 @@ extension DeviceRegistry {
     }
 
     /// The device's Live Activities leave a channel; returns the device, or `nil` for an unknown token.
-    public func unsubscribe(token: String, fromChannel channelID: String) -> Device? {
+    package func unsubscribe(token: String, fromChannel channelID: String) -> Device? {
         let key = Device.normalizedToken(token)
         let device = state.withLock { state -> Device? in
             guard state.entries[key] != nil else { return nil }
@@ -416,19 +416,19 @@ extension DeviceRegistry {
     }
 
     /// Moves the mock's clock forward by `milliseconds` and brings every device to its new time.
-    public func advanceClock(by milliseconds: Int64) throws(ClockChangeRefused) {
+    package func advanceClock(by milliseconds: Int64) throws(ClockChangeRefused) {
         try clock.advance(by: milliseconds)
         settle()
     }
 
     /// Moves the mock's clock forward to `time` and brings every device to it.
-    public func advanceClock(to time: Int64) throws(ClockChangeRefused) {
+    package func advanceClock(to time: Int64) throws(ClockChangeRefused) {
         try clock.advance(to: time)
         settle()
     }
 
     /// Brings every device to the clock's time (after the clock moved): what was due is delivered or discarded.
-    public func settle() {
+    package func settle() {
         let now = clock.now()
         state.withLock { state in
             for key in Array(state.entries.keys) { self.settle(key, at: now, in: &state) }
@@ -442,7 +442,7 @@ extension DeviceRegistry {
     ///
     /// Found by looking through the logs (at most ``DeliveryPolicy/recordsInAll``), not through an index: keeping
     /// an index of two IDs per log cost every push to a device more than every look-up costs together.
-    public func delivery(id: String) -> DeliveryRecord? {
+    package func delivery(id: String) -> DeliveryRecord? {
         let now = clock.now()
         return state.withLock { state in
             var found: (key: String, order: UInt64)?
@@ -456,22 +456,22 @@ extension DeviceRegistry {
     }
 
     /// What reached the device, in delivery order; `nil` when the token is unknown.
-    public func received(token: String) -> [DeliveryRecord]? {
+    package func received(token: String) -> [DeliveryRecord]? {
         simulation(token)?.received
     }
 
     /// What is stored for the device now, oldest first; `nil` when the token is unknown.
-    public func stored(token: String) -> [DeliveryRecord]? {
+    package func stored(token: String) -> [DeliveryRecord]? {
         simulation(token)?.stored.map(\.record)
     }
 
     /// Every delivery log the device keeps (finished ones in the order they ended, then the stored ones).
-    public func deliveries(token: String) -> [DeliveryRecord]? {
+    package func deliveries(token: String) -> [DeliveryRecord]? {
         simulation(token)?.records
     }
 
     /// The recordings' sequence numbers of the logs whose state now `filter` matches.
-    public func sequences(matching filter: DeliveryStateFilter) -> Set<UInt64> {
+    package func sequences(matching filter: DeliveryStateFilter) -> Set<UInt64> {
         let now = clock.now()
         return state.withLock { state in
             var found: Set<UInt64> = []
@@ -487,19 +487,19 @@ extension DeviceRegistry {
 
     /// Gives `sinks` every data point of every log from now on, as it happens: each as the log was then (its last
     /// event the new one). Only sinks that ``RecordingSink/wantsDeliveries`` are given them, and only while they do.
-    public func reportDeliveries(to sinks: [any RecordingSink]) {
+    package func reportDeliveries(to sinks: [any RecordingSink]) {
         state.withLock { $0.deliverySinks = sinks }
     }
 
     /// Data points of every delivery log since start, for the metrics.
-    public func deliveryCounts() -> [DeliveryTally: Int] {
+    package func deliveryCounts() -> [DeliveryTally: Int] {
         state.withLock { $0.tallies }
     }
 
     /// Returns once `count` pushes have reached the device (also when they did before the call), or `false` after
     /// `timeout` or at once for an unknown token. A delivery that only the clock brings (a scheduled change, a
     /// burst, an expiry) is waited for until its time.
-    public func waitForDeliveries(token: String, count: Int, timeout: Duration) async -> Bool {
+    package func waitForDeliveries(token: String, count: Int, timeout: Duration) async -> Bool {
         let key = Device.normalizedToken(token)
         let deadline = ContinuousClock.now + timeout
         while !Task.isCancelled {
@@ -595,15 +595,15 @@ extension DeviceRegistry {
 }
 
 /// A subscription the device model refuses, with why.
-public struct DeviceSubscriptionRefused: Error, Sendable, Equatable, CustomStringConvertible {
-    public var message: String
-    public var description: String { message }
+package struct DeviceSubscriptionRefused: Error, Sendable, Equatable, CustomStringConvertible {
+    package var message: String
+    package var description: String { message }
 }
 
 /// A change of state the device model refuses, with why.
-public struct DeviceStateRefused: Error, Sendable, Equatable, CustomStringConvertible {
-    public var message: String
-    public var description: String { message }
+package struct DeviceStateRefused: Error, Sendable, Equatable, CustomStringConvertible {
+    package var message: String
+    package var description: String { message }
 }
 
 // MARK: Saving and restoring
@@ -625,7 +625,7 @@ extension DeviceRegistry {
     }
 
     /// The registry as JSON (for a durable store to keep).
-    public func snapshot() -> [UInt8] {
+    package func snapshot() -> [UInt8] {
         let now = clock.now()
         let snapshot = state.withLock { state -> Snapshot in
             for key in Array(state.entries.keys) { self.settle(key, at: now, in: &state) }
@@ -641,7 +641,7 @@ extension DeviceRegistry {
 
     /// Puts back the devices of `snapshot()` (replacing those with the same token) and the clock's offset; the
     /// logs find their recordings again among `recordings`. Returns how many devices came back.
-    public func restore(_ bytes: [UInt8], recordings: SavedRecordings) throws(DeviceSnapshotUnreadable) -> Int {
+    package func restore(_ bytes: [UInt8], recordings: SavedRecordings) throws(DeviceSnapshotUnreadable) -> Int {
         let snapshot: Snapshot
         do {
             snapshot = try JSONDecoder().decode(Snapshot.self, from: Data(bytes))
@@ -672,7 +672,7 @@ extension DeviceRegistry {
 }
 
 /// A saved device snapshot that cannot be read back, with why.
-public struct DeviceSnapshotUnreadable: Error, Sendable, CustomStringConvertible {
-    public var reason: String
-    public var description: String { "the saved device states cannot be read: \(reason)" }
+package struct DeviceSnapshotUnreadable: Error, Sendable, CustomStringConvertible {
+    package var reason: String
+    package var description: String { "the saved device states cannot be read: \(reason)" }
 }

@@ -4,7 +4,7 @@ extension NotificationCenterPreview {
     /// - Parameters:
     ///   - hidePreviews: the device hides previews: placeholders, coalesced by thread.
     ///   - now: for Live Activities' stale and dismissal dates (milliseconds since the epoch).
-    public init(recordings: [RecordedNotification], grouping: Grouping = .automatic, hidePreviews: Bool = false, now: Int64 = WallClock.milliseconds()) {
+    package init(recordings: [RecordedNotification], grouping: Grouping = .automatic, hidePreviews: Bool = false, now: Int64 = WallClock.milliseconds()) {
         var cardsByApp: [String: [Card]] = [:]
         var badges: [String: Int] = [:]
         var activities: [String: LiveActivity] = [:]

@@ -2,7 +2,7 @@ import Foundation
 
 extension NotificationCenterPreview {
     /// `GET /admin/preview`'s answer.
-    public func jsonObject() -> [String: Any] {
+    package func jsonObject() -> [String: Any] {
         [
             "apps": apps.map { app -> [String: Any] in
                 ["bundleId": app.bundleID, "badge": app.badge as Any? ?? NSNull(), "stacks": app.stacks.map(Self.json)]

@@ -1,5 +1,5 @@
 /// Which APNs the mock stands in for: the sandbox (`api.sandbox.push.apple.com`) or production.
-public enum APNsEnvironment: String, Sendable, CaseIterable, Codable {
+package enum APNsEnvironment: String, Sendable, CaseIterable, Codable {
     case development
     case production
 }

@@ -3,10 +3,10 @@
 /// `UUID()` on Linux reads `/dev/urandom` on every call, which showed up in profiles of the hot path.
 /// These IDs need to be unique, not secret, so a xoshiro256** generator seeded once from the system's
 /// random source is enough. One generator per connection, so no locking.
-public struct APNsIDGenerator: Sendable {
+package struct APNsIDGenerator: Sendable {
     private var state: (UInt64, UInt64, UInt64, UInt64)
 
-    public init() {
+    package init() {
         var system = SystemRandomNumberGenerator()
         self.init(seed: (system.next(), system.next(), system.next(), system.next()))
     }
@@ -32,7 +32,7 @@ public struct APNsIDGenerator: Sendable {
 
     /// A canonical 8-4-4-4-12 version-4 UUID string. APNs sends `apns-id` in upper case and `apns-unique-id` in
     /// lower case.
-    public mutating func next(uppercase: Bool) -> String {
+    package mutating func next(uppercase: Bool) -> String {
         let (high, low) = nextUUIDBits()
         return Self.format(high: high, low: low, uppercase: uppercase)
     }
@@ -55,7 +55,7 @@ public struct APNsIDGenerator: Sendable {
     package static let textLength = 36
 
     /// The 8-4-4-4-12 text of a 128-bit value.
-    public static func format(high: UInt64, low: UInt64, uppercase: Bool) -> String {
+    package static func format(high: UInt64, low: UInt64, uppercase: Bool) -> String {
         String(unsafeUninitializedCapacity: textLength) { buffer in
             write(high: high, low: low, uppercase: uppercase, into: buffer)
             return textLength

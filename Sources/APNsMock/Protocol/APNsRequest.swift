@@ -1,9 +1,9 @@
 /// One HTTP header as it arrived: HTTP/2 names are lower case on the wire, values are kept as sent.
-public struct HeaderField: Sendable, Equatable, Codable {
-    public var name: String
-    public var value: String
+package struct HeaderField: Sendable, Equatable, Codable {
+    package var name: String
+    package var value: String
 
-    public init(name: String, value: String) {
+    package init(name: String, value: String) {
         self.name = name
         self.value = value
     }
@@ -14,16 +14,16 @@ public struct HeaderField: Sendable, Equatable, Codable {
 /// Its text (pseudo-headers and headers) is kept as bytes in one buffer (`RequestHead`), as the HTTP/2 layer
 /// received it; the `String` properties decode it when read. The provider's hot path reads the bytes instead
 /// (`withPath`, `methodIs`, `APNsHeaders(request)`), and a recording copies them.
-public struct APNsRequest: Sendable, Equatable {
+package struct APNsRequest: Sendable, Equatable {
     package var head: RequestHead
     /// The body, or its first `payloadBytesKept` bytes when it was larger than the mock keeps.
-    public var payload: [UInt8]
+    package var payload: [UInt8]
     /// How many body bytes the client sent, whether kept or discarded.
-    public var payloadSize: Int
+    package var payloadSize: Int
     /// The header block went over the advertised SETTINGS_MAX_HEADER_LIST_SIZE; the headers past it were not kept.
-    public var headerListTooLarge: Bool
+    package var headerListTooLarge: Bool
 
-    public init(
+    package init(
         method: String,
         path: String,
         scheme: String? = "https",
@@ -46,29 +46,29 @@ public struct APNsRequest: Sendable, Equatable {
         self.headerListTooLarge = headerListTooLarge
     }
 
-    public var method: String {
+    package var method: String {
         get { head.text(head.method) ?? "" }
         set { rebuildHead(method: newValue) }
     }
 
-    public var path: String {
+    package var path: String {
         get { head.text(head.path) ?? "" }
         set { rebuildHead(path: newValue) }
     }
 
-    public var scheme: String? {
+    package var scheme: String? {
         get { head.text(head.scheme) }
         set { rebuildHead(scheme: .some(newValue)) }
     }
 
     /// `:authority`, or the `host` header (aioapns sends only `host`).
-    public var authority: String? {
+    package var authority: String? {
         get { head.text(head.authority ?? head.host) }
         set { rebuildHead(authority: .some(newValue)) }
     }
 
     /// Regular (non-pseudo) headers in arrival order.
-    public var headers: [HeaderField] {
+    package var headers: [HeaderField] {
         get {
             var fields: [HeaderField] = []
             fields.reserveCapacity(head.headerCount)
@@ -98,7 +98,7 @@ public struct APNsRequest: Sendable, Equatable {
     }
 
     /// The first value of a header, by its lower-case name.
-    public func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         var found: String?
         let code = HeaderBlock.code(of: name)
         // A known name the request did not carry (a broadcast's `apns-request-id`, mostly): no walk.
@@ -114,7 +114,7 @@ public struct APNsRequest: Sendable, Equatable {
     }
 
     /// The device token from a `/3/device/<token>` path, or `nil` for any other path.
-    public var deviceToken: String? {
+    package var deviceToken: String? {
         withPath { path in
             guard let token = APNsPath.tokenBytes(in: path), !token.isEmpty else { return nil }
             return String(decoding: token, as: UTF8.self)
@@ -134,7 +134,7 @@ public struct APNsRequest: Sendable, Equatable {
         }
     }
 
-    public static func == (lhs: APNsRequest, rhs: APNsRequest) -> Bool {
+    package static func == (lhs: APNsRequest, rhs: APNsRequest) -> Bool {
         lhs.method == rhs.method && lhs.path == rhs.path && lhs.scheme == rhs.scheme && lhs.authority == rhs.authority
             && lhs.headers == rhs.headers && lhs.payload == rhs.payload && lhs.payloadSize == rhs.payloadSize
             && lhs.headerListTooLarge == rhs.headerListTooLarge

@@ -1,25 +1,25 @@
 /// The answer to one request, as plain values; the transport turns it into frames.
-public struct APNsResponse: Sendable, Equatable, Codable {
+package struct APNsResponse: Sendable, Equatable, Codable {
     // Optionals that `init` sets are `Optional<…>`, not `…?`: see Support/Optional+CaseTest.swift.
     /// The HTTP status. Almost always `reason.status`; `200` has no reason, and `431` (a header list over the
     /// advertised limit, answered as Netty-based servers do) has none either.
-    public var status: Int
-    public var reason: Optional<Reason>
+    package var status: Int
+    package var reason: Optional<Reason>
     /// The `apns-id` header, as an `ID`: the request's own, echoed exactly, or one the mock made.
     package var apnsIDValue: ID
     /// The `apns-unique-id` header, as an `ID`.
     package var uniqueIDValue: Optional<ID>
     /// Milliseconds since the epoch, in the body of 410 answers.
-    public var timestamp: Optional<Int64>
+    package var timestamp: Optional<Int64>
     /// The header the ID goes in: `apns-id` for device pushes, `apns-request-id` for the broadcast API.
-    public var idHeader: IDHeader
+    package var idHeader: IDHeader
     /// `apns-channel-id`: the channel a create made.
-    public var channelID: Optional<String>
+    package var channelID: Optional<String>
     /// The JSON body of a successful channel read or list (errors carry `{"reason":…}` instead).
-    public var successBody: Optional<String>
+    package var successBody: Optional<String>
 
     /// Where an answer's ID goes.
-    public enum IDHeader: String, Sendable, Equatable {
+    package enum IDHeader: String, Sendable, Equatable {
         case apnsID = "apns-id"
         case requestID = "apns-request-id"
     }
@@ -59,7 +59,7 @@ public struct APNsResponse: Sendable, Equatable, Codable {
         }
     }
 
-    public init(status: Int, reason: Reason? = nil, apnsID: String, uniqueID: String? = nil, timestamp: Int64? = nil) {
+    package init(status: Int, reason: Reason? = nil, apnsID: String, uniqueID: String? = nil, timestamp: Int64? = nil) {
         self.init(status: status, reason: reason, apnsID: .text(apnsID), uniqueID: uniqueID.map { .text($0) }, timestamp: timestamp)
     }
 
@@ -78,24 +78,24 @@ public struct APNsResponse: Sendable, Equatable, Codable {
     }
 
     /// The `apns-id` header: the request's own, echoed exactly, or one the mock made (upper case, like APNs).
-    public var apnsID: String {
+    package var apnsID: String {
         get { apnsIDValue.text }
         set { apnsIDValue = .text(newValue) }
     }
 
     /// The `apns-unique-id` header, sent in the development environment only.
-    public var uniqueID: String? {
+    package var uniqueID: String? {
         get { uniqueIDValue?.text }
         set { uniqueIDValue = newValue.map { .text($0) } }
     }
 
     /// The JSON body (`{"reason":…}`, plus `timestamp` on 410), or `nil` for a bodiless answer.
-    public var body: String? {
+    package var body: String? {
         reason.map { $0.body(timestamp: $0.carriesTimestamp ? timestamp : nil) } ?? successBody
     }
 
     /// Equal when the headers would be: an ID made by the mock equals the same text.
-    public static func == (lhs: APNsResponse, rhs: APNsResponse) -> Bool {
+    package static func == (lhs: APNsResponse, rhs: APNsResponse) -> Bool {
         lhs.status == rhs.status && lhs.reason == rhs.reason && lhs.timestamp == rhs.timestamp
             && lhs.apnsID == rhs.apnsID && lhs.uniqueID == rhs.uniqueID && lhs.idHeader == rhs.idHeader
             && lhs.channelID == rhs.channelID && lhs.successBody == rhs.successBody
@@ -105,7 +105,7 @@ public struct APNsResponse: Sendable, Equatable, Codable {
         case status, reason, apnsID, uniqueID, timestamp
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
             status: try container.decode(Int.self, forKey: .status),
@@ -116,7 +116,7 @@ public struct APNsResponse: Sendable, Equatable, Codable {
         )
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(status, forKey: .status)
         try container.encodeIfPresent(reason, forKey: .reason)

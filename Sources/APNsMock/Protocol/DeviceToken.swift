@@ -2,16 +2,16 @@
 ///
 /// Apple says not to assume a size; real tokens of 64, 108 and 160 hex digits have been seen, in upper or
 /// lower case. The mock accepts an even number of hex digits between the configured bounds.
-public struct DeviceTokenRules: Sendable, Equatable {
-    public var minimumHexDigits: Int
-    public var maximumHexDigits: Int
+package struct DeviceTokenRules: Sendable, Equatable {
+    package var minimumHexDigits: Int
+    package var maximumHexDigits: Int
 
-    public init(minimumHexDigits: Int = 64, maximumHexDigits: Int = 200) {
+    package init(minimumHexDigits: Int = 64, maximumHexDigits: Int = 200) {
         self.minimumHexDigits = minimumHexDigits
         self.maximumHexDigits = maximumHexDigits
     }
 
-    public func isValid<Bytes: Collection>(_ token: Bytes) -> Bool where Bytes.Element == UInt8 {
+    package func isValid<Bytes: Collection>(_ token: Bytes) -> Bool where Bytes.Element == UInt8 {
         guard isValid(count: token.count, allHex: true) else { return false }
         return token.withContiguousStorageIfAvailable { ASCII.hexDigits($0).allHex } ?? token.allSatisfy(ASCII.isHexDigit)
     }

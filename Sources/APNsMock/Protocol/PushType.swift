@@ -1,12 +1,12 @@
 /// The eleven values of `apns-push-type`, with the topic suffix Apple requires for each.
-public enum PushType: String, Sendable, CaseIterable, Codable {
+package enum PushType: String, Sendable, CaseIterable, Codable {
     case alert, background, location, voip, complication, fileprovider, mdm, liveactivity, pushtotalk, widgets,
         controls
 
     /// The push type `rawValue` names, or `nil`: the one candidate its length and first byte leave, confirmed with
     /// one `==` (every value is a small string, so a match compares two words). The synthesized initializer searched
     /// an array of all eleven (`_findStringSwitchCase`) for every request.
-    public init?(rawValue: String) {
+    package init?(rawValue: String) {
         let first = rawValue.utf8.first
         let candidate: PushType
         switch rawValue.utf8.count {
@@ -25,7 +25,7 @@ public enum PushType: String, Sendable, CaseIterable, Codable {
 
     /// The suffix the `apns-topic` must end with for this push type, or `nil` when the topic is the bare
     /// bundle ID (`alert`, `background`) or not a bundle ID at all (`mdm`: the certificate's UID).
-    public var requiredTopicSuffix: String? {
+    package var requiredTopicSuffix: String? {
         topicSuffix.map { "\($0)" }
     }
 

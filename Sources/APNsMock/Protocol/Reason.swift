@@ -4,7 +4,7 @@
 /// table (`/3/device`), the broadcast and channel-management reasons, and both spellings of the
 /// environment-key reason (the documented `BadEnvironmentKeyIdInToken` and the `BadEnvironmentKeyInToken`
 /// the real service sends).
-public enum Reason: String, Sendable, CaseIterable, Codable {
+package enum Reason: String, Sendable, CaseIterable, Codable {
     // 400
     case badCollapseId = "BadCollapseId"
     case badDeviceToken = "BadDeviceToken"
@@ -58,7 +58,7 @@ public enum Reason: String, Sendable, CaseIterable, Codable {
     case shutdown = "Shutdown"
 
     /// The HTTP status APNs answers with this reason.
-    public var status: Int {
+    package var status: Int {
         switch self {
         case .badCollapseId, .badDeviceToken, .badExpirationDate, .badMessageId, .badPriority, .badTopic,
             .deviceTokenNotForTopic, .duplicateHeaders, .idleTimeout, .invalidPushType, .missingDeviceToken,
@@ -81,10 +81,10 @@ public enum Reason: String, Sendable, CaseIterable, Codable {
     }
 
     /// Whether a 410 answer with this reason carries a `timestamp` (Apple documents it for 410 answers).
-    public var carriesTimestamp: Bool { status == 410 }
+    package var carriesTimestamp: Bool { status == 410 }
 
     /// The body APNs sends with this reason: compact JSON, as the real service writes it.
-    public func body(timestamp: Int64? = nil) -> String {
+    package func body(timestamp: Int64? = nil) -> String {
         if let timestamp {
             return "{\"reason\":\"\(rawValue)\",\"timestamp\":\(timestamp)}"
         }

@@ -1,21 +1,21 @@
 import Foundation
 
 /// Which connection a request came in on, as far as the decision and the recording need to know.
-public struct ConnectionInfo: Sendable, Equatable {
-    public var id: UInt64
-    public var remoteAddress: String?
+package struct ConnectionInfo: Sendable, Equatable {
+    package var id: UInt64
+    package var remoteAddress: String?
     /// The listener it came in on: APNs serves channel management on hosts and ports of its own.
-    public var service: Service
+    package var service: Service
 
     /// What a listener serves.
-    public enum Service: String, Sendable, Equatable {
+    package enum Service: String, Sendable, Equatable {
         /// Device pushes (`/3/device/…`) and broadcasts (`/4/broadcasts/apps/…`).
         case provider
         /// Broadcast channel management (`/1/apps/…/channels`, `/1/apps/…/all-channels`).
         case channelManagement = "channel-management"
     }
 
-    public init(id: UInt64, remoteAddress: String? = nil, service: Service = .provider) {
+    package init(id: UInt64, remoteAddress: String? = nil, service: Service = .provider) {
         self.id = id
         self.remoteAddress = remoteAddress
         self.service = service
@@ -30,22 +30,22 @@ public struct ConnectionInfo: Sendable, Equatable {
 /// The order: an oversized header list (431); a matching scenario rule, whose scripted answer or fault
 /// replaces everything else; the route (405, 404); authentication (403, 429); validation (400, 413); the
 /// scenario's device registry (400, 410). Then the scenario's per-connection rules see the answer.
-public final class NotificationProcessor: Sendable {
-    public let validator: RequestValidator
-    public let authentication: AuthenticationPolicy
-    public let environment: APNsEnvironment
+package final class NotificationProcessor: Sendable {
+    package let validator: RequestValidator
+    package let authentication: AuthenticationPolicy
+    package let environment: APNsEnvironment
     /// SETTINGS_MAX_CONCURRENT_STREAMS once a connection is no longer limited to one stream.
-    public let maxConcurrentStreams: UInt32
-    public let scenario: ActiveScenario
+    package let maxConcurrentStreams: UInt32
+    package let scenario: ActiveScenario
     /// Broadcast channels, shared by both listeners and the admin API (the scenario's registry).
-    public var channels: ChannelRegistry { scenario.channels }
+    package var channels: ChannelRegistry { scenario.channels }
     /// Decides broadcasts and channel-management requests.
-    public let broadcastValidator: BroadcastValidator
+    package let broadcastValidator: BroadcastValidator
     /// Payload warnings on every recording (`--lint`); they never change an answer.
-    public let lint: Bool
+    package let lint: Bool
     /// The tenants (`--tenants`), each deciding with its own scenario, devices and channels; `nil` when off, and
     /// `scenario` decides for everyone.
-    public let tenants: TenantDirectory?
+    package let tenants: TenantDirectory?
     /// `tenants != nil`, kept as a flag: the request path tests it, and testing the reference loaded it through
     /// the runtime's retain and release, even when `nil`.
     private let hasTenants: Bool
@@ -54,7 +54,7 @@ public final class NotificationProcessor: Sendable {
     private let now: @Sendable () -> Int64
 
     /// - Parameter now: the wall clock in milliseconds since the epoch (injectable for tests).
-    public init(
+    package init(
         validator: RequestValidator = RequestValidator(),
         authentication: AuthenticationPolicy = AuthenticationPolicy(mode: .none),
         environment: APNsEnvironment = .development,
@@ -79,12 +79,12 @@ public final class NotificationProcessor: Sendable {
     }
 
     /// A fresh authentication state for a new connection.
-    public func makeAuthState(certificate: CertificateIdentity?) -> ConnectionAuthState {
+    package func makeAuthState(certificate: CertificateIdentity?) -> ConnectionAuthState {
         ConnectionAuthState(certificate: certificate, mode: authentication.mode)
     }
 
     /// Everything a new connection keeps between requests.
-    public func makeConnectionState(certificate: CertificateIdentity?) -> ProviderConnectionState {
+    package func makeConnectionState(certificate: CertificateIdentity?) -> ProviderConnectionState {
         ProviderConnectionState(
             auth: makeAuthState(certificate: certificate),
             scenario: scenario.current.makeConnectionState(maxConcurrentStreams: maxConcurrentStreams)
@@ -92,12 +92,12 @@ public final class NotificationProcessor: Sendable {
     }
 
     /// SETTINGS_MAX_CONCURRENT_STREAMS for a new connection: 1 until a valid token arrives, as APNs does.
-    public func initialMaxConcurrentStreams(for auth: ConnectionAuthState) -> UInt32 {
+    package func initialMaxConcurrentStreams(for auth: ConnectionAuthState) -> UInt32 {
         auth.isStreamGated ? 1 : maxConcurrentStreams
     }
 
     /// Decides for `request` on a connection with only authentication state (no scenario connection rules).
-    public func process(
+    package func process(
         _ request: APNsRequest,
         streamID: Int32,
         connection: ConnectionInfo,
@@ -113,7 +113,7 @@ public final class NotificationProcessor: Sendable {
     }
 
     /// The outcome of a request that ended before it was decided, with its tenant when there are tenants.
-    public func abandonedOutcome(
+    package func abandonedOutcome(
         _ request: borrowing APNsRequest, at receivedAt: Int64, because reason: String, state: ProviderConnectionState?
     ) -> RecordingOutcome {
         guard let tenants else { return .abandoned(at: receivedAt, because: reason) }
@@ -126,12 +126,12 @@ public final class NotificationProcessor: Sendable {
     }
 
     /// The processor's clock: milliseconds since the epoch (the injected clock in tests).
-    public func currentMilliseconds() -> Int64 { now() }
+    package func currentMilliseconds() -> Int64 { now() }
 
     /// Decides the answer to `request`; the decision says what to send and what its recording needs.
     /// - Parameter receivedAt: when the request's last frame arrived (`currentMilliseconds()`); a caller with
     ///   several requests from one read passes one reading for all, instead of a clock reading each.
-    public func process(
+    package func process(
         _ request: APNsRequest,
         streamID: Int32,
         connection: ConnectionInfo,

@@ -1,7 +1,7 @@
 /// Everything a connection keeps between its requests: authentication and the scenario's connection rules.
-public struct ProviderConnectionState: Sendable {
-    public var auth: ConnectionAuthState
-    public var scenario: ScenarioConnectionState
+package struct ProviderConnectionState: Sendable {
+    package var auth: ConnectionAuthState
+    package var scenario: ScenarioConnectionState
     /// The last recording's shareable extras: every request of a token-authenticated connection (or a run of
     /// equal broadcasts) shares one object instead of allocating its own.
     var recordExtras: RecordExtras?
@@ -13,30 +13,30 @@ public struct ProviderConnectionState: Sendable {
     /// The tenant of the connection's last request (`--tenants`), with what it was read from.
     var tenant: TenantMemo?
 
-    public init(auth: ConnectionAuthState, scenario: ScenarioConnectionState) {
+    package init(auth: ConnectionAuthState, scenario: ScenarioConnectionState) {
         self.auth = auth
         self.scenario = scenario
     }
 }
 
 /// What the provider endpoint decided for one request.
-public struct ProviderDecision: Sendable, Equatable {
+package struct ProviderDecision: Sendable, Equatable {
     // Optionals that `init` sets are `Optional<…>`, not `…?`: see Support/Optional+CaseTest.swift.
     /// The answer for the request's stream, or `nil` when the stream gets none (a connection-level refusal): the
     /// outcome's, which the recording keeps (one copy of the answer in a decision, not two).
-    public var response: APNsResponse? { outcome.response }
+    package var response: APNsResponse? { outcome.response }
     /// Whether the stream gets an answer (`response` is not `nil`). Stored, so that the connection's module reads
     /// it without a call: a computed test of `outcome` copied the answer out in that module on every request.
-    public private(set) var answers: Bool
+    package private(set) var answers: Bool
     /// What the stream gets instead of an answer, when `response` is `nil` by a scenario's choice.
-    public var streamFault: Optional<StreamFault>
+    package var streamFault: Optional<StreamFault>
     /// Connection actions, carried out after the answer (or the stream fault).
-    public var actions: [ConnectionAction]
+    package var actions: [ConnectionAction]
     /// Wait this long before answering (a scenario's latency).
-    public var delay: Optional<Duration>
+    package var delay: Optional<Duration>
     /// What the recording needs besides the request; the connection records it once the answer has left (or
     /// could not), so a recording says what was really sent.
-    public var outcome: RecordingOutcome {
+    package var outcome: RecordingOutcome {
         get { storedOutcome ?? Self.takenOutcome }
         set {
             answers = newValue.response.isSome
@@ -50,15 +50,15 @@ public struct ProviderDecision: Sendable, Equatable {
     private static var takenOutcome: RecordingOutcome { RecordingOutcome(receivedAt: 0, response: nil, extras: nil) }
     /// The request's `apns-push-type` as sent, for the caller's metrics: the decision has read it already, and
     /// looking it up again per request showed in profiles.
-    public var pushType: Optional<String>
+    package var pushType: Optional<String>
     /// The broadcast-API operation (`nil` for a device push): metrics count these by kind, not by push type.
-    public var broadcastKind: Optional<BroadcastRecord.Kind>
+    package var broadcastKind: Optional<BroadcastRecord.Kind>
 
     /// - Parameters:
     ///   - outcome: what the recording needs, the answer (`response`) included.
     ///   - pushType: the request's `apns-push-type` as sent, for the caller's metrics.
     ///   - broadcastKind: the broadcast-API operation, `nil` for a device push.
-    public init(
+    package init(
         streamFault: StreamFault? = nil,
         actions: [ConnectionAction] = [],
         delay: Duration? = nil,
@@ -83,7 +83,7 @@ public struct ProviderDecision: Sendable, Equatable {
     }
 
     /// Whether the connection must close once this answer has been sent (a GOAWAY follows it).
-    public var closesConnection: Bool { actions.contains(.close) || actions.contains(.drop) }
+    package var closesConnection: Bool { actions.contains(.close) || actions.contains(.drop) }
 }
 
 /// A payload's warnings, kept for the next request with the same payload and headers.

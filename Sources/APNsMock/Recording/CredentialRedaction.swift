@@ -2,7 +2,7 @@ import Crypto
 
 /// What a recording keeps of a provider's credentials. A provider token is valid at Apple's real APNs for up to an
 /// hour, for every app of its team: a shared mock must not hand it out.
-public enum RecordCredentials: String, Sendable, Equatable, CaseIterable {
+package enum RecordCredentials: String, Sendable, Equatable, CaseIterable {
     /// The token's header and claims (`kid`, `iss`, `iat`: what tests assert on) and a fingerprint; never the
     /// signature. The default.
     case redacted

@@ -1,53 +1,53 @@
 /// A filter over recorded notifications; every field that is set must match.
-public struct NotificationQuery: Sendable, Equatable {
-    public var deviceToken: String?
-    public var topic: String?
-    public var pushType: String?
-    public var status: Int?
-    public var reason: String?
-    public var apnsID: String?
+package struct NotificationQuery: Sendable, Equatable {
+    package var deviceToken: String?
+    package var topic: String?
+    package var pushType: String?
+    package var status: Int?
+    package var reason: String?
+    package var apnsID: String?
     /// Only notifications received at or after this time (milliseconds since the epoch).
-    public var since: Int64?
+    package var since: Int64?
     /// `token`, `certificate`, `none` or `missing`: how the request was authenticated.
-    public var authMethod: String?
-    public var keyID: String?
-    public var teamID: String?
+    package var authMethod: String?
+    package var keyID: String?
+    package var teamID: String?
     /// The scenario rule that answered.
-    public var scenarioRule: String?
+    package var scenarioRule: String?
     /// The provider connection the request came in on.
-    public var connectionID: UInt64?
+    package var connectionID: UInt64?
     /// `true`: only requests that got no answer; `false`: only answered ones.
-    public var abandoned: Bool?
+    package var abandoned: Bool?
     /// Headers the request must carry with exactly this value (names in lower case), every one of them.
-    public var headers: [HeaderField] = []
+    package var headers: [HeaderField] = []
     /// Values the payload must hold at JSON paths (as scenario rules' `payload` conditions), every one of them.
-    public var payload: [PayloadCondition] = []
+    package var payload: [PayloadCondition] = []
     /// Only recordings after (`after`) or before (`before`) this sequence number: the cursor of paged lists.
-    public var afterSequence: UInt64?
-    public var beforeSequence: UInt64?
+    package var afterSequence: UInt64?
+    package var beforeSequence: UInt64?
     /// At most this many, in `order`.
-    public var limit: Int?
+    package var limit: Int?
     /// `push` (a device push) or a broadcast-API operation (`broadcast`, `channel-create`, …).
-    public var kind: String?
+    package var kind: String?
     /// The broadcast channel a broadcast or channel operation named or made.
-    public var channelID: String?
+    package var channelID: String?
     /// The app of a broadcast or channel operation (case-insensitive).
-    public var bundleID: String?
+    package var bundleID: String?
     /// Only recordings with a warning of this code.
-    public var warningCode: String?
+    package var warningCode: String?
     /// `true`: only recordings with some warning; `false`: only those with none.
-    public var hasWarnings: Bool?
+    package var hasWarnings: Bool?
     /// `oldest` first (arrival order, the default) or `newest` first.
-    public var newestFirst = false
+    package var newestFirst = false
     /// Only recordings whose simulated device's delivery log is in such a state now (the store resolves it into
     /// `sequences` when it lists).
-    public var delivery: DeliveryStateFilter?
+    package var delivery: DeliveryStateFilter?
     /// Only recordings with these sequence numbers.
     package var sequences: Set<UInt64>?
     /// Only this tenant's recordings (`--tenants`): set from `?tenant=` or forced by a tenant's admin token.
-    public var tenant: String?
+    package var tenant: String?
 
-    public init(
+    package init(
         deviceToken: String? = nil,
         topic: String? = nil,
         pushType: String? = nil,
@@ -68,7 +68,7 @@ public struct NotificationQuery: Sendable, Equatable {
     }
 
     /// The filters alone, without paging (`after`, `before`, `limit`, `order`): what a live stream matches.
-    public var streamFilter: NotificationQuery {
+    package var streamFilter: NotificationQuery {
         var filter = self
         filter.afterSequence = nil
         filter.beforeSequence = nil
@@ -77,7 +77,7 @@ public struct NotificationQuery: Sendable, Equatable {
         return filter
     }
 
-    public func matches(_ notification: RecordedNotification) -> Bool {
+    package func matches(_ notification: RecordedNotification) -> Bool {
         // Tokens are hex: compare them without regard to case, as APNs accepts either.
         if let deviceToken, notification.deviceToken?.lowercased() != deviceToken.lowercased() { return false }
         if let tenant, notification.tenant != tenant { return false }

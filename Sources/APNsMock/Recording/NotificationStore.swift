@@ -2,26 +2,26 @@ import DequeModule
 import Synchronization
 
 /// Counts over what the recorder holds, since start or the last clear.
-public struct RecorderStatistics: Sendable, Equatable {
+package struct RecorderStatistics: Sendable, Equatable {
     /// Requests recorded (answered or abandoned).
-    public var received: Int = 0
-    public var byStatus: [Int: Int] = [:]
-    public var byReason: [String: Int] = [:]
+    package var received: Int = 0
+    package var byStatus: [Int: Int] = [:]
+    package var byReason: [String: Int] = [:]
     /// Broadcast-API requests by kind (`broadcast`, `channel-create`, …); device pushes are the rest of `received`.
-    public var byKind: [String: Int] = [:]
+    package var byKind: [String: Int] = [:]
     /// Recordings with payload warnings, by warning code.
-    public var byWarning: [String: Int] = [:]
+    package var byWarning: [String: Int] = [:]
     /// Recordings by tenant (`--tenants`), since start or the last clear (a tenant's own clear zeroes its count).
-    public var byTenant: [String: Int] = [:]
+    package var byTenant: [String: Int] = [:]
     /// Requests that ended without an answer (client reset, connection lost).
-    public var abandoned: Int = 0
+    package var abandoned: Int = 0
     /// Oldest recordings dropped to stay within capacity (or within the retention).
-    public var evicted: Int = 0
+    package var evicted: Int = 0
     /// Of `evicted`, those dropped for their age (`--retention`).
-    public var expired: Int = 0
+    package var expired: Int = 0
     /// Recordings held now.
-    public var stored: Int = 0
-    public var capacity: Int = 0
+    package var stored: Int = 0
+    package var capacity: Int = 0
 }
 
 extension RecorderStatistics {
@@ -53,20 +53,20 @@ struct RepeatCount<Value: Equatable> {
 }
 
 /// One page of a list (see `NotificationStore.page`).
-public struct NotificationPage: Sendable {
-    public var notifications: [RecordedNotification]
+package struct NotificationPage: Sendable {
+    package var notifications: [RecordedNotification]
     /// Matches of the filters, on every page.
-    public var total: Int
+    package var total: Int
     /// Where the next page starts (`after` it, oldest first; `before` it, newest first), `nil` on the last page.
-    public var next: UInt64?
+    package var next: UInt64?
 }
 
 /// The result of waiting for recordings.
-public struct NotificationWaitResult: Sendable {
+package struct NotificationWaitResult: Sendable {
     /// Whether `count` matching notifications existed before the timeout.
-    public var satisfied: Bool
-    public var notifications: [RecordedNotification]
-    public var total: Int
+    package var satisfied: Bool
+    package var notifications: [RecordedNotification]
+    package var total: Int
 }
 
 /// The bounded, in-memory recorder: every request the provider endpoint saw, oldest evicted first.
@@ -74,7 +74,7 @@ public struct NotificationWaitResult: Sendable {
 /// Appends come from the event loops, queries and waits from the admin API; one `Mutex` guards the state.
 /// An append holds it for a deque append and a few counters, and does work per waiter only while a test
 /// is waiting.
-public final class NotificationStore: Sendable {
+package final class NotificationStore: Sendable {
     private struct Waiter {
         var query: NotificationQuery
         var wanted: Int
@@ -106,13 +106,13 @@ public final class NotificationStore: Sendable {
         var handOver: [RecordedNotification] = []
     }
 
-    public let capacity: Int
+    package let capacity: Int
     private let state: Mutex<State>
     private let onAppend: (@Sendable (inout [RecordedNotification]) -> Void)?
     private let onIngest: (@Sendable ([RecordedNotification]) -> Void)?
     private let isListening: @Sendable () -> Bool
     /// How long a recording is kept, in milliseconds (`--retention`); `nil`: as long as capacity allows.
-    public let retention: Int64?
+    package let retention: Int64?
     /// Told the newest sequence dropped for its age, outside the lock (the durable sinks drop theirs too).
     private let onExpire: (@Sendable (UInt64) -> Void)?
     /// The simulated devices, handed the pushes APNs accepted for them inside the lock, so that a reader who sees
@@ -131,7 +131,7 @@ public final class NotificationStore: Sendable {
     ///   - devices: the simulated devices, given every accepted push to a token they know.
     ///   - retention: milliseconds a recording is kept; older ones go, oldest first, as new ones come and when a
     ///     list is read (`onExpire` is told the newest sequence that went).
-    public init(
+    package init(
         capacity: Int = 100_000,
         isListening: @escaping @Sendable () -> Bool = { true },
         onAppend: (@Sendable (inout [RecordedNotification]) -> Void)? = nil,
@@ -166,7 +166,7 @@ public final class NotificationStore: Sendable {
 
     /// Records a notification, assigning its sequence number, which it returns.
     @discardableResult
-    public func append(_ notification: consuming RecordedNotification) -> UInt64 {
+    package func append(_ notification: consuming RecordedNotification) -> UInt64 {
         var ready: [CheckedContinuation<Bool, Never>] = []
         // Moved into the index at the end, not copied: a copy and the original's release showed in profiles. An
         // Optional, because a value captured by the lock's closure can only be moved out of one.
@@ -198,7 +198,7 @@ public final class NotificationStore: Sendable {
     ///
     /// With one event loop per core, loops appending one recording at a time contended for this lock on every
     /// request; a batch takes it once per read.
-    public func append(contentsOf batch: inout [RecordedNotification]) {
+    package func append(contentsOf batch: inout [RecordedNotification]) {
         guard !batch.isEmpty else { return }
         var ready: [CheckedContinuation<Bool, Never>] = []
         // Taken out from the back after one reversal: moved, not copied, into the index.
@@ -308,7 +308,7 @@ public final class NotificationStore: Sendable {
     }
 
     /// Matching notifications in the query's order (at most `query.limit`), and how many match in all.
-    public func list(_ query: NotificationQuery = NotificationQuery()) -> (notifications: [RecordedNotification], total: Int) {
+    package func list(_ query: NotificationQuery = NotificationQuery()) -> (notifications: [RecordedNotification], total: Int) {
         let page = page(query)
         return (page.notifications, page.total)
     }
@@ -316,7 +316,7 @@ public final class NotificationStore: Sendable {
     /// One page of matching notifications: at most `query.limit` in the query's order, after or before the
     /// query's cursor; `total` counts every match of the filters (the cursor aside), and `next` is the sequence
     /// number to continue from when more match past this page.
-    public func page(_ query: NotificationQuery) -> NotificationPage {
+    package func page(_ query: NotificationQuery) -> NotificationPage {
         expireOld()
         var filters = query
         filters.afterSequence = nil
@@ -345,7 +345,7 @@ public final class NotificationStore: Sendable {
     }
 
     /// The most recent notification answered or sent with this `apns-id` (case-insensitive).
-    public func notification(apnsID: String) -> RecordedNotification? {
+    package func notification(apnsID: String) -> RecordedNotification? {
         let query = NotificationQuery(apnsID: apnsID)
         return state.withLock { state in
             for index in state.records.indices.reversed() where query.matches(state.records[index]) {
@@ -356,7 +356,7 @@ public final class NotificationStore: Sendable {
     }
 
     /// The newest recording whose answer carried this `apns-unique-id`.
-    public func notification(uniqueID: String) -> RecordedNotification? {
+    package func notification(uniqueID: String) -> RecordedNotification? {
         state.withLock { state in
             for index in state.records.indices.reversed() where state.records[index].response?.uniqueID == uniqueID {
                 return state.records[index]
@@ -389,7 +389,7 @@ public final class NotificationStore: Sendable {
 
     /// Drops what the retention no longer keeps at `now` (a store that receives nothing still lets old recordings
     /// go when it is read).
-    public func expireOld(now: Int64 = WallClock.milliseconds()) {
+    package func expireOld(now: Int64 = WallClock.milliseconds()) {
         guard let retention else { return }
         if let last = state.withLock({ expire(before: now &- retention, in: &$0) }) { onExpire?(last) }
     }
@@ -397,7 +397,7 @@ public final class NotificationStore: Sendable {
     /// Waits in progress (for tests that must know a waiter is registered before they append).
     var waiterCount: Int { state.withLock { $0.waiters.count } }
 
-    public func statistics() -> RecorderStatistics {
+    package func statistics() -> RecorderStatistics {
         expireOld()
         return state.withLock { state in
             var statistics = state.statistics
@@ -412,7 +412,7 @@ public final class NotificationStore: Sendable {
     /// Drops every recording and resets the counters; sequence numbers keep growing.
     /// Forgets every recording; returns the last sequence number given so far (every recording up to it is gone).
     @discardableResult
-    public func clear() -> UInt64 {
+    package func clear() -> UInt64 {
         state.withLock { state in
             // A fresh reservation: the old index's pages go back to the system with it.
             state.records = Self.emptyRecords(capacity: capacity)
@@ -430,7 +430,7 @@ public final class NotificationStore: Sendable {
     /// Forgets one tenant's recordings, leaving the others' and the counters since the last full clear; returns the
     /// sequences that went, for the sinks that keep recordings.
     @discardableResult
-    public func clear(tenant: String) -> [UInt64] {
+    package func clear(tenant: String) -> [UInt64] {
         state.withLock { state in
             var kept = Self.emptyRecords(capacity: capacity)
             var gone: [UInt64] = []
@@ -449,7 +449,7 @@ public final class NotificationStore: Sendable {
 
     /// The counts of the recordings kept that match `query` (a tenant's), counted when asked: the running counters
     /// are the whole mock's.
-    public func statistics(matching query: NotificationQuery) -> RecorderStatistics {
+    package func statistics(matching query: NotificationQuery) -> RecorderStatistics {
         expireOld()
         return state.withLock { state in
             var statistics = RecorderStatistics()
@@ -516,7 +516,7 @@ public final class NotificationStore: Sendable {
     }
 
     /// Waits until `count` notifications match `query`, or `timeout` passes; returns what matched either way.
-    public func wait(for query: NotificationQuery, count: Int, timeout: Duration) async -> NotificationWaitResult {
+    package func wait(for query: NotificationQuery, count: Int, timeout: Duration) async -> NotificationWaitResult {
         let id = state.withLock { state in
             defer { state.nextWaiterID += 1 }
             return state.nextWaiterID

@@ -1,7 +1,7 @@
 extension RecordedNotification {
     /// The recording's JSON form, as the admin API serves it and the record file keeps it: the request as received
     /// (headers in order, duplicates kept), the payload as a JSON value when it is a JSON object, and the answer.
-    public func writeJSON(into json: inout JSONWriter) {
+    package func writeJSON(into json: inout JSONWriter) {
         var unshared: RecordShapeJSONCache?
         writeJSON(into: &json, shapes: &unshared)
     }
@@ -90,7 +90,7 @@ extension RecordedNotification {
     }
 
     /// The JSON form as bytes (see `writeJSON(into:)`).
-    public func jsonBytes() -> [UInt8] {
+    package func jsonBytes() -> [UInt8] {
         var json = JSONWriter(reservingCapacity: 1024)
         writeJSON(into: &json)
         return json.bytes

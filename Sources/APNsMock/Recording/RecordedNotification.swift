@@ -4,18 +4,18 @@
 /// scalars and the device token in `RecordFields`, the request's bytes in a tail-allocated `RecordStorage`
 /// (shared by recordings with the same bytes); `request` and `response` are rebuilt from them when read (by the
 /// admin API, never on the hot path).
-public struct RecordedNotification: Sendable, Equatable {
+package struct RecordedNotification: Sendable, Equatable {
     /// Arrival order, from 1; never reused, not even after a clear.
-    public var sequence: UInt64
+    package var sequence: UInt64
     /// When the request's last frame arrived, in milliseconds since the epoch.
-    public var receivedAt: Int64
-    public var connectionID: UInt64
-    public var streamID: Int32
+    package var receivedAt: Int64
+    package var connectionID: UInt64
+    package var streamID: Int32
     let fields: RecordFields
     /// Immutable once made (see `RecordStorage`), so reading it from any thread is safe.
     nonisolated(unsafe) let storage: RecordStorage
 
-    public init(
+    package init(
         sequence: UInt64,
         receivedAt: Int64,
         connectionID: UInt64,
@@ -71,9 +71,9 @@ public struct RecordedNotification: Sendable, Equatable {
     }
 
     /// The request as it arrived.
-    public var request: APNsRequest { storage.request(fields) }
+    package var request: APNsRequest { storage.request(fields) }
     /// The answer given, or `nil` when the request never completed (see `abandonedBecause`).
-    public var response: APNsResponse? {
+    package var response: APNsResponse? {
         guard var response = storage.response(fields) else { return nil }
         if let broadcast {
             response.idHeader = .requestID
@@ -82,22 +82,22 @@ public struct RecordedNotification: Sendable, Equatable {
         return response
     }
     /// Why there is no answer: the client reset the stream, or the connection closed before the request ended.
-    public var abandonedBecause: String? { fields.extras?.abandonedBecause }
+    package var abandonedBecause: String? { fields.extras?.abandonedBecause }
     /// How the request was authenticated (`nil` when it was refused before authentication, e.g. 404, or
     /// answered by a scenario rule).
-    public var authentication: AuthenticationRecord? { fields.extras?.authentication }
+    package var authentication: AuthenticationRecord? { fields.extras?.authentication }
     /// The scenario rule that decided the answer, if one did.
-    public var scenarioRule: String? { fields.extras?.scenarioRule }
+    package var scenarioRule: String? { fields.extras?.scenarioRule }
     /// Faults a scenario injected with or instead of the answer (`RST_STREAM CANCEL`, `GOAWAY …`, `drop`).
-    public var faults: [String] { fields.extras?.faults ?? [] }
+    package var faults: [String] { fields.extras?.faults ?? [] }
     /// For the broadcast API: the operation, the app and the channel (`nil` for a device push).
-    public var broadcast: BroadcastRecord? { fields.extras?.broadcast }
+    package var broadcast: BroadcastRecord? { fields.extras?.broadcast }
     /// What the payload gets wrong that APNs accepted anyway; never changes the answer.
-    public var warnings: [PayloadWarning] { fields.extras?.warnings ?? [] }
+    package var warnings: [PayloadWarning] { fields.extras?.warnings ?? [] }
     /// The tenant it was decided for (`--tenants`), or `nil` when the mock has one tenant.
-    public var tenant: String? { fields.extras?.tenant }
+    package var tenant: String? { fields.extras?.tenant }
     /// `push` for a device push, else the broadcast operation (`broadcast`, `channel-create`, …).
-    public var kind: String { broadcast?.kind.rawValue ?? "push" }
+    package var kind: String { broadcast?.kind.rawValue ?? "push" }
 
     /// Took an earlier recording's storage for its request's bytes instead of making one.
     var sharesRequestBytes: Bool { fields.sharesStorage }
@@ -105,19 +105,19 @@ public struct RecordedNotification: Sendable, Equatable {
     /// fault, an abandonment), so what a writer makes of them can be reused (see `RecentlyShared`).
     var extrasAreShareable: Bool { fields.extras?.isShareable ?? true }
 
-    public var deviceToken: String? { storage.deviceToken(fields) }
-    public var topic: String? { storage.header(named: "apns-topic") }
-    public var pushType: String? { storage.header(named: "apns-push-type") }
-    public var apnsID: String? { response?.apnsID ?? storage.header(named: "apns-id") }
+    package var deviceToken: String? { storage.deviceToken(fields) }
+    package var topic: String? { storage.header(named: "apns-topic") }
+    package var pushType: String? { storage.header(named: "apns-push-type") }
+    package var apnsID: String? { response?.apnsID ?? storage.header(named: "apns-id") }
     /// The answer's status, read without rebuilding the answer.
-    public var status: Int? { fields.hasResponse ? Int(fields.status) : nil }
+    package var status: Int? { fields.hasResponse ? Int(fields.status) : nil }
     /// An accepted push the simulated devices take (a registered token's, or a broadcast): only these are handed to
     /// them, so pushes to tokens nobody registered cost what they cost with no device at all.
     package var reachesDevices: Bool { fields.reachesDevices }
     /// The answer's reason, read without rebuilding the answer.
-    public var reason: Reason? { fields.hasResponse ? fields.reason : nil }
+    package var reason: Reason? { fields.hasResponse ? fields.reason : nil }
 
-    public static func == (lhs: RecordedNotification, rhs: RecordedNotification) -> Bool {
+    package static func == (lhs: RecordedNotification, rhs: RecordedNotification) -> Bool {
         lhs.sequence == rhs.sequence && lhs.receivedAt == rhs.receivedAt && lhs.connectionID == rhs.connectionID
             && lhs.streamID == rhs.streamID && lhs.request == rhs.request && lhs.response == rhs.response
             && lhs.abandonedBecause == rhs.abandonedBecause && lhs.authentication == rhs.authentication

@@ -3,16 +3,16 @@
 ///
 /// The connection handler calls `record` beside the request path, after the answer's frames were handed to the
 /// socket layer or the stream was given up; the decision itself records nothing.
-public final class Recorder: Sendable {
+package final class Recorder: Sendable {
     /// The in-memory store: queries, waits and the counts of `/admin/stats`.
-    public let store: NotificationStore
+    package let store: NotificationStore
     /// The other sinks, in the order they were given.
-    public let sinks: [any RecordingSink]
+    package let sinks: [any RecordingSink]
     /// Thrown by a back-pressure sink whose queue is full; provider connections pause reading while it is.
-    public let backPressure: RecordingBackPressure
+    package let backPressure: RecordingBackPressure
     /// What recordings keep of the provider's credentials, wherever they go (the admin API, the live feed, every
     /// sink and store).
-    public let credentials: RecordCredentials
+    package let credentials: RecordCredentials
 
     /// - Parameters:
     ///   - capacity: recordings the store keeps before evicting the oldest.
@@ -20,7 +20,7 @@ public final class Recorder: Sendable {
     ///   - devices: the simulated devices, given the pushes accepted for them (see `DeviceRegistry.accept`).
     ///   - credentials: `full` keeps the `authorization` header as sent; by default a token's signature is dropped.
     ///   - retention: milliseconds a recording is kept, in the store and the sinks that keep recordings.
-    public init(
+    package init(
         capacity: Int = 100_000,
         sinks: [any RecordingSink] = [],
         backPressure: RecordingBackPressure = RecordingBackPressure(),
@@ -68,7 +68,7 @@ public final class Recorder: Sendable {
     /// An answer that was not sent is recorded without it, as abandoned, with why and with the answer it would
     /// have been: a recording never claims an answer the client did not get.
     @discardableResult
-    public func record(
+    package func record(
         _ request: borrowing APNsRequest,
         streamID: Int32,
         connection: ConnectionInfo,
@@ -81,7 +81,7 @@ public final class Recorder: Sendable {
 
     /// Makes the recording as `record` does, into a connection's batch; `commit` stores the batch. A connection
     /// handler records a read's requests so, taking the store's lock once per read rather than once per request.
-    public func record(
+    package func record(
         _ request: borrowing APNsRequest,
         streamID: Int32,
         connection: ConnectionInfo,
@@ -94,7 +94,7 @@ public final class Recorder: Sendable {
     }
 
     /// Stores a batch made by `record(…into:…)`, in order, and empties it.
-    public func commit(_ batch: inout [RecordedNotification]) {
+    package func commit(_ batch: inout [RecordedNotification]) {
         store.append(contentsOf: &batch)
         for sink in sinks { sink.releaseWritten() }
     }
@@ -143,7 +143,7 @@ public final class Recorder: Sendable {
 
     /// Records a request that ended before it was decided (a stream reset or closed mid-request).
     @discardableResult
-    public func recordAbandoned(
+    package func recordAbandoned(
         _ request: borrowing APNsRequest,
         streamID: Int32,
         connection: ConnectionInfo,
@@ -161,7 +161,7 @@ public final class Recorder: Sendable {
     }
 
     /// Records a request that ended before it was decided, into a connection's batch.
-    public func recordAbandoned(
+    package func recordAbandoned(
         _ request: borrowing APNsRequest,
         streamID: Int32,
         connection: ConnectionInfo,
@@ -178,25 +178,25 @@ public final class Recorder: Sendable {
 
     /// Forgets every recording, in the store and in the sinks that keep them (a database; a file is a log and keeps
     /// its lines).
-    public func clear() {
+    package func clear() {
         let last = store.clear()
         for sink in sinks { sink.cleared(upTo: last) }
     }
 
     /// Forgets one tenant's recordings, in the store and in the sinks that keep them; the other tenants' stay.
-    public func clear(tenant: String) {
+    package func clear(tenant: String) {
         let gone = store.clear(tenant: tenant)
         guard let last = gone.last else { return }
         for sink in sinks { sink.cleared(tenant: tenant, upTo: last) }
     }
 
     /// Every sink's counts, the store first.
-    public func sinkStatistics() -> [RecordingSinkStatistics] {
+    package func sinkStatistics() -> [RecordingSinkStatistics] {
         sinks.map { $0.statistics() }
     }
 
     /// Finishes every sink (writes what is queued), each within `timeout`; returns their final counts.
-    public func finishSinks(timeout: Duration) async -> [RecordingSinkStatistics] {
+    package func finishSinks(timeout: Duration) async -> [RecordingSinkStatistics] {
         var results: [RecordingSinkStatistics] = []
         for sink in sinks { results.append(await sink.finish(timeout: timeout)) }
         return results

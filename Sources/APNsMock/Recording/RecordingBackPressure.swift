@@ -4,7 +4,7 @@ import Synchronization
 /// batch and, while it is engaged, stop asking their socket for more bytes until it is released.
 ///
 /// Checking is one atomic load, so the hot path pays nothing while no sink is behind.
-public final class RecordingBackPressure: Sendable {
+package final class RecordingBackPressure: Sendable {
     private let engagedBy = Atomic<Int>(0)
     private let waiters = Mutex(Waiters())
 
@@ -14,14 +14,14 @@ public final class RecordingBackPressure: Sendable {
         var keepsWaiters = true
     }
 
-    public init() {}
+    package init() {}
 
     /// Whether some sink is full.
-    public var isEngaged: Bool { engagedBy.load(ordering: .acquiring) > 0 }
+    package var isEngaged: Bool { engagedBy.load(ordering: .acquiring) > 0 }
 
     /// Calls `resume` once no sink is full any more: at once when none is now. It runs on the releasing sink's
     /// thread, so it must only hop to where the work belongs (an event loop).
-    public func whenReleased(_ resume: @escaping @Sendable () -> Void) {
+    package func whenReleased(_ resume: @escaping @Sendable () -> Void) {
         let now = waiters.withLock { waiters -> Bool in
             guard isEngaged else { return true }
             if waiters.keepsWaiters { waiters.resumes.append(resume) }

@@ -1,11 +1,11 @@
 /// What a recording needs besides the request: made by the decision, with no side effect, and carried beside the
 /// stream until the wire says what became of the answer.
-public struct RecordingOutcome: Sendable, Equatable {
+package struct RecordingOutcome: Sendable, Equatable {
     // Optionals that `init` sets are `Optional<…>`, not `…?`: see Support/Optional+CaseTest.swift.
     /// When the request's last frame arrived, in milliseconds since the epoch.
-    public var receivedAt: Int64
+    package var receivedAt: Int64
     /// The answer decided, or `nil` when the request gets none (a stream fault, a refused connection).
-    public var response: Optional<APNsResponse>
+    package var response: Optional<APNsResponse>
     /// Authentication, scenario rule, faults and why there is no answer; shared between recordings when equal.
     var extras: Optional<RecordExtras>
     /// A 200 the simulated devices take: to a token the registry knows, or a broadcast while some device is
@@ -20,7 +20,7 @@ public struct RecordingOutcome: Sendable, Equatable {
     }
 
     /// An outcome with no answer, for a request that ended before it could be decided.
-    public static func abandoned(at receivedAt: Int64, because reason: String) -> RecordingOutcome {
+    package static func abandoned(at receivedAt: Int64, because reason: String) -> RecordingOutcome {
         RecordingOutcome(
             receivedAt: receivedAt,
             response: nil,
@@ -29,11 +29,11 @@ public struct RecordingOutcome: Sendable, Equatable {
     }
 
     /// Why there is no answer, when the decision gave none.
-    public var abandonedBecause: String? { extras?.abandonedBecause }
+    package var abandonedBecause: String? { extras?.abandonedBecause }
     /// The payload's warnings (`--lint`).
-    public var warnings: [PayloadWarning] { extras?.warnings ?? [] }
+    package var warnings: [PayloadWarning] { extras?.warnings ?? [] }
 
-    public static func == (lhs: RecordingOutcome, rhs: RecordingOutcome) -> Bool {
+    package static func == (lhs: RecordingOutcome, rhs: RecordingOutcome) -> Bool {
         lhs.receivedAt == rhs.receivedAt && lhs.response == rhs.response
             && lhs.extras?.abandonedBecause == rhs.extras?.abandonedBecause
             && lhs.extras?.authentication == rhs.extras?.authentication
@@ -42,7 +42,7 @@ public struct RecordingOutcome: Sendable, Equatable {
 }
 
 /// What became of a decided answer on the wire.
-public enum AnswerDelivery: Sendable, Equatable {
+package enum AnswerDelivery: Sendable, Equatable {
     /// The answer's last frame was handed to the socket layer.
     case sent
     /// The answer never left: the stream or the connection closed first.
@@ -51,8 +51,8 @@ public enum AnswerDelivery: Sendable, Equatable {
 
 /// What a connection keeps for making its recordings: the last request's bytes, which the next recording shares
 /// when they are the same (see `RecordStorage`).
-public struct RecordingContext: Sendable {
+package struct RecordingContext: Sendable {
     var shapes = RecordShapeCache()
 
-    public init() {}
+    package init() {}
 }

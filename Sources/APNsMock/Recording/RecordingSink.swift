@@ -2,7 +2,7 @@
 ///
 /// `enqueue` is called with every recording in sequence order, while the recorder's lock is held: it must only
 /// queue (never block, never call back into the recorder). The sink does its work on its own thread or task.
-public protocol RecordingSink: AnyObject, Sendable {
+package protocol RecordingSink: AnyObject, Sendable {
     /// A short name for logs, `/admin/stats` and `/metrics` (`file`).
     var name: String { get }
     func enqueue(_ recording: RecordedNotification)
@@ -40,49 +40,49 @@ public protocol RecordingSink: AnyObject, Sendable {
 }
 
 extension RecordingSink {
-    public var isListening: Bool { true }
+    package var isListening: Bool { true }
 
-    public var receivesOtherReplicas: Bool { false }
+    package var receivesOtherReplicas: Bool { false }
 
-    public var wantsDeliveries: Bool { false }
+    package var wantsDeliveries: Bool { false }
 
-    public func enqueue(deliveries: [DeliveryRecord]) {}
+    package func enqueue(deliveries: [DeliveryRecord]) {}
 
-    public func cleared(upTo sequence: UInt64) {}
+    package func cleared(upTo sequence: UInt64) {}
 
-    public func cleared(tenant: String, upTo sequence: UInt64) {}
+    package func cleared(tenant: String, upTo sequence: UInt64) {}
 
-    public func releaseWritten() {}
+    package func releaseWritten() {}
 
-    public func enqueue(contentsOf recordings: [RecordedNotification]) {
+    package func enqueue(contentsOf recordings: [RecordedNotification]) {
         for recording in recordings { enqueue(recording) }
     }
 
-    public func enqueue(moving recordings: inout [RecordedNotification]) {
+    package func enqueue(moving recordings: inout [RecordedNotification]) {
         enqueue(contentsOf: recordings)
     }
 }
 
 /// A sink's counts, as `/admin/stats` and `/metrics` show them.
-public struct RecordingSinkStatistics: Sendable, Equatable {
-    public var name: String
+package struct RecordingSinkStatistics: Sendable, Equatable {
+    package var name: String
     /// `back-pressure` or `skip-ahead`: what happens when its queue is full.
-    public var policy: SinkQueuePolicy
-    public var capacity: Int
+    package var policy: SinkQueuePolicy
+    package var capacity: Int
     /// Recordings waiting now: the sink's lag.
-    public var queued: Int
+    package var queued: Int
     /// The most ever waiting at once.
-    public var peakQueued: Int
+    package var peakQueued: Int
     /// Recordings the sink has finished with (written to the file, sent to the reader).
-    public var written: UInt64
+    package var written: UInt64
     /// Recordings a skip-ahead sink let go because it fell behind (always 0 with back-pressure).
-    public var skipped: UInt64
+    package var skipped: UInt64
     /// Times the queue reached its capacity and the provider port paused reading until it drained.
-    public var backPressurePauses: UInt64
+    package var backPressurePauses: UInt64
     /// The last write error, if any (the sink keeps counting what it could not write as not written).
-    public var lastError: String?
+    package var lastError: String?
 
-    public init(name: String, policy: SinkQueuePolicy, capacity: Int) {
+    package init(name: String, policy: SinkQueuePolicy, capacity: Int) {
         self.name = name
         self.policy = policy
         self.capacity = capacity

@@ -1,7 +1,7 @@
 import DequeModule
 
 /// What a sink's queue does when it is full.
-public enum SinkQueuePolicy: String, Sendable, Equatable {
+package enum SinkQueuePolicy: String, Sendable, Equatable {
     /// Keep everything: the provider port stops reading (TCP flow control pushes back on the provider) until the
     /// queue has drained to half. Never blocks an event loop. For sinks that must not lose a recording (the file).
     case backPressure = "back-pressure"
@@ -16,9 +16,9 @@ public enum SinkQueuePolicy: String, Sendable, Equatable {
 /// A skip-ahead queue keeps its elements in a deque (it drops its oldest on every push once full, in constant time).
 /// A back-pressure queue keeps the arrays it is given as they are (`chunks`): an event loop hands over a read's
 /// recordings as one array, and the consumer takes the arrays, so no element is moved or copied between them.
-public struct SinkQueue<Element> {
-    public let capacity: Int
-    public let policy: SinkQueuePolicy
+package struct SinkQueue<Element> {
+    package let capacity: Int
+    package let policy: SinkQueuePolicy
     /// A skip-ahead queue's elements.
     private var elements = Deque<Element>()
     /// A back-pressure queue's elements, in order: the arrays pushed, each kept whole.
@@ -31,17 +31,17 @@ public struct SinkQueue<Element> {
     /// A written batch the consumer handed back still holding its elements, for an event loop to let go of (see
     /// `giveBack`).
     private var written: [[Element]] = []
-    public private(set) var statistics: RecordingSinkStatistics
+    package private(set) var statistics: RecordingSinkStatistics
     /// The provider port was asked to pause and has not been released yet.
-    public private(set) var isPushingBack = false
+    package private(set) var isPushingBack = false
     /// The consumer comes back on its own within moments (see `linger()`): a push need not wake it.
-    public private(set) var consumerLingers = false
+    package private(set) var consumerLingers = false
 
     /// Spare arrays kept at most: more than a writer's batch usually holds reads of.
     static var spareArrayLimit: Int { 256 }
 
     /// What the sink must do after a push.
-    public enum PushAction: Equatable {
+    package enum PushAction: Equatable {
         case none
         /// Wake the consumer: the queue was empty and the consumer is not lingering.
         case wakeConsumer
@@ -50,24 +50,24 @@ public struct SinkQueue<Element> {
     }
 
     /// What the sink must do after a take.
-    public enum TakeAction: Equatable {
+    package enum TakeAction: Equatable {
         case none
         /// The queue drained to half its capacity: let the provider port read again.
         case releaseBackPressure
     }
 
-    public init(name: String, capacity: Int, policy: SinkQueuePolicy) {
+    package init(name: String, capacity: Int, policy: SinkQueuePolicy) {
         precondition(capacity > 1, "a sink's queue holds at least two recordings")
         self.capacity = capacity
         self.policy = policy
         self.statistics = RecordingSinkStatistics(name: name, policy: policy, capacity: capacity)
     }
 
-    public var count: Int { queued }
+    package var count: Int { queued }
 
     /// Queues an element. With back-pressure the queue may pass its capacity by what is already in flight (the
     /// requests of the read batches being handled when it filled): nothing is ever refused.
-    public mutating func push(_ element: Element) -> PushAction {
+    package mutating func push(_ element: Element) -> PushAction {
         let wasEmpty = queued == 0
         if policy == .skipAhead {
             if elements.count >= capacity {
@@ -84,7 +84,7 @@ public struct SinkQueue<Element> {
     }
 
     /// Queues several elements in order; the action is the strongest any of them asked for.
-    public mutating func push(contentsOf batch: [Element]) -> PushAction {
+    package mutating func push(contentsOf batch: [Element]) -> PushAction {
         guard !batch.isEmpty else { return .none }
         if policy == .backPressure {
             // What pushing them one at a time would do, in one step: the array is kept as it is (shared with the
@@ -109,7 +109,7 @@ public struct SinkQueue<Element> {
     /// when there is one. With back-pressure nothing is copied or moved (every recording used to be moved three
     /// times or more on its way in, ~140 bytes each, the event loops' largest extra cost with a file); with
     /// skip-ahead the elements are moved into the deque.
-    public mutating func push(moving batch: inout [Element]) -> PushAction {
+    package mutating func push(moving batch: inout [Element]) -> PushAction {
         guard !batch.isEmpty else { return .none }
         guard policy == .backPressure else {
             defer { batch.removeAll(keepingCapacity: true) }
@@ -125,7 +125,7 @@ public struct SinkQueue<Element> {
 
     /// Takes everything queued, in order, as one deque (a skip-ahead queue's consumer writes it as one batch; for a
     /// back-pressure queue the arrays are joined, see `takeChunks`).
-    public mutating func takeAll() -> (elements: Deque<Element>, action: TakeAction) {
+    package mutating func takeAll() -> (elements: Deque<Element>, action: TakeAction) {
         if policy == .backPressure {
             let (chunks, action) = takeChunks()
             return (Deque(chunks.joined()), action)
@@ -140,7 +140,7 @@ public struct SinkQueue<Element> {
 
     /// Takes everything a back-pressure queue holds, in order, as the arrays it was given: moved out, not copied (a
     /// copy retained every element, on the consumer's thread, while event loops retain the same shared storage).
-    public mutating func takeChunks() -> (chunks: [[Element]], action: TakeAction) {
+    package mutating func takeChunks() -> (chunks: [[Element]], action: TakeAction) {
         precondition(policy == .backPressure, "a skip-ahead queue is taken with takeAll")
         var taken: [[Element]] = []
         swap(&taken, &chunks)
@@ -152,7 +152,7 @@ public struct SinkQueue<Element> {
     /// Keeps arrays emptied (outside the lock) with their capacity, for `push(moving:)` to hand back to the pusher:
     /// a new array for every read made event loops grow one from nothing, each large growth fresh memory from the
     /// kernel (page faults) on the provider's path.
-    public mutating func recycle(_ spent: inout [[Element]]) {
+    package mutating func recycle(_ spent: inout [[Element]]) {
         precondition(spent.allSatisfy(\.isEmpty), "recycled arrays must be empty")
         while spareArrays.count < Self.spareArrayLimit, let array = spent.popLast() { spareArrays.append(array) }
         spent.removeAll()
@@ -165,7 +165,7 @@ public struct SinkQueue<Element> {
     /// retain of it waited for the cache line.
     /// Returns false, leaving `spent` as it was, while the last one given back has not been taken (the consumer
     /// then empties its own).
-    public mutating func giveBack(_ spent: inout [[Element]]) -> Bool {
+    package mutating func giveBack(_ spent: inout [[Element]]) -> Bool {
         guard written.isEmpty else { return false }
         swap(&written, &spent)
         return true
@@ -173,7 +173,7 @@ public struct SinkQueue<Element> {
 
     /// The written batch given back, if any: the caller empties its arrays outside the lock and hands them to
     /// `recycle`.
-    public mutating func takeWritten() -> [[Element]]? {
+    package mutating func takeWritten() -> [[Element]]? {
         guard !written.isEmpty else { return nil }
         var taken: [[Element]] = []
         swap(&taken, &written)
@@ -183,12 +183,12 @@ public struct SinkQueue<Element> {
     /// The consumer will look again shortly without being woken: it just wrote a batch, and under load more is on
     /// its way. Waking a thread for every read's recordings cost more than writing them (a context switch, and an
     /// interrupt between processors, which in a virtual machine is an exit to the host).
-    public mutating func linger() {
+    package mutating func linger() {
         consumerLingers = true
     }
 
     /// What the consumer does when its take found nothing.
-    public enum IdleAction: Equatable {
+    package enum IdleAction: Equatable {
         /// Something was queued since: take again.
         case takeAgain
         /// Wait a moment without being woken (a push does not wake a lingering consumer), then take again.
@@ -198,7 +198,7 @@ public struct SinkQueue<Element> {
     }
 
     /// The consumer's take found nothing; `lingeredAlready` says whether it has just lingered in vain.
-    public mutating func idle(lingeredAlready: Bool) -> IdleAction {
+    package mutating func idle(lingeredAlready: Bool) -> IdleAction {
         guard queued == 0 else { return .takeAgain }
         if consumerLingers, !lingeredAlready { return .linger }
         consumerLingers = false
@@ -206,11 +206,11 @@ public struct SinkQueue<Element> {
     }
 
     /// Counts elements the consumer has finished with.
-    public mutating func finished(_ count: Int) {
+    package mutating func finished(_ count: Int) {
         statistics.written += UInt64(count)
     }
 
-    public mutating func failed(_ error: String) {
+    package mutating func failed(_ error: String) {
         statistics.lastError = error
     }
 
@@ -239,15 +239,15 @@ public struct SinkQueue<Element> {
 /// looked up its element type's metadata for every recording, under the store's lock on an event loop
 /// (`swift_getGenericMetadata` in the loops' profile). These are specialized where they are compiled.
 extension SinkQueue where Element == RecordedNotification {
-    public mutating func pushRecording(_ recording: RecordedNotification) -> PushAction {
+    package mutating func pushRecording(_ recording: RecordedNotification) -> PushAction {
         push(recording)
     }
 
-    public mutating func pushRecordings(contentsOf batch: [RecordedNotification]) -> PushAction {
+    package mutating func pushRecordings(contentsOf batch: [RecordedNotification]) -> PushAction {
         push(contentsOf: batch)
     }
 
-    public mutating func pushRecordings(moving batch: inout [RecordedNotification]) -> PushAction {
+    package mutating func pushRecordings(moving batch: inout [RecordedNotification]) -> PushAction {
         push(moving: &batch)
     }
 }

@@ -5,22 +5,22 @@ import Synchronization
 /// The device registry outlives scenarios, but a scenario's declared devices belong to it: replacing (or deleting)
 /// a scenario takes its devices away and puts the new one's in, while devices added through the admin API stay.
 /// So one test's devices never leak into the next one's.
-public final class ActiveScenario: Sendable {
+package final class ActiveScenario: Sendable {
     private let engine: Mutex<ScenarioEngine>
     private let now: @Sendable () -> Int64
     private let versionNumber = Mutex<UInt64>(0)
     /// Scenarios put in force here, for replicas sharing a store (those applied from another replica are not).
-    public let changes = SharedStateObserver()
+    package let changes = SharedStateObserver()
 
     /// Goes up by one with each scenario put in force (and each reset); replicas sharing a store agree on it.
-    public var version: UInt64 { versionNumber.withLock { $0 } }
+    package var version: UInt64 { versionNumber.withLock { $0 } }
 
     /// - Parameters:
     ///   - now: the wall clock (injectable for tests); the mock's clock is made from it unless `clock` is given.
     ///   - clock: the mock's clock, which scenarios and devices read.
     ///   - channels: the broadcast channel registry (its limit is the caller's to choose).
     ///   - delivery: the simulated devices' store-and-forward settings.
-    public init(
+    package init(
         _ scenario: Scenario = .empty,
         now: @escaping @Sendable () -> Int64 = WallClock.milliseconds,
         clock: MockClock? = nil,
@@ -37,35 +37,35 @@ public final class ActiveScenario: Sendable {
     }
 
     /// The mock's clock: the wall clock moved by what tests asked (`POST /admin/clock`).
-    public let clock: MockClock
+    package let clock: MockClock
     /// The devices, simulated: they outlive scenarios; a scenario's declared ones go with it.
-    public let devices: DeviceRegistry
+    package let devices: DeviceRegistry
 
     /// Broadcast channels: outlive scenarios like devices; a scenario's declared ones go with it.
-    public let channels: ChannelRegistry
+    package let channels: ChannelRegistry
 
-    public var current: ScenarioEngine { engine.withLock { $0 } }
+    package var current: ScenarioEngine { engine.withLock { $0 } }
 
     /// The generation of the engine in force (``ScenarioEngine/generation``), read without the lock: a
     /// connection keeps the engine it got from ``current`` while this is still its generation. Taking the lock
     /// and retaining the engine for every request wrote to two cache lines that every event loop shares.
-    public var generation: UInt64 { installedGeneration.load(ordering: .acquiring) }
+    package var generation: UInt64 { installedGeneration.load(ordering: .acquiring) }
     private let installedGeneration = Atomic<UInt64>(0)
 
     /// Puts `scenario` in force from now on, starting its clock, counters and sequences afresh; the previous
     /// scenario's declared devices go, the new one's come in.
-    public func replace(with scenario: Scenario) {
+    package func replace(with scenario: Scenario) {
         let version = install(scenario)
         changes.report(.scenario(source: scenario.sourceText ?? "", version: version))
     }
 
     /// Puts a scenario another replica put in force, at its version, without reporting it again.
-    public func apply(_ scenario: Scenario, version: UInt64) {
+    package func apply(_ scenario: Scenario, version: UInt64) {
         _ = install(scenario, version: version)
     }
 
     /// Takes the version the shared store gave a scenario put in force here (never going back).
-    public func adopt(version: UInt64) {
+    package func adopt(version: UInt64) {
         versionNumber.withLock { $0 = max($0, version) }
     }
 
@@ -86,7 +86,7 @@ public final class ActiveScenario: Sendable {
     }
 
     /// `GET /admin/scenario`'s object: the engine's snapshot and the version.
-    public func snapshotObject() -> [String: Any] {
+    package func snapshotObject() -> [String: Any] {
         let (engine, version) = (current, self.version)
         var object = engine.snapshot().jsonObject()
         object["version"] = Int64(clamping: version)
@@ -94,7 +94,7 @@ public final class ActiveScenario: Sendable {
     }
 
     /// No scenario and no devices at all, and the clock back to the wall's: the start state (`POST /admin/reset`).
-    public func resetToStart() {
+    package func resetToStart() {
         let version = versionNumber.withLock { current in
             current += 1
             return current

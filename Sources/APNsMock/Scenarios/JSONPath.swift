@@ -1,7 +1,7 @@
 import Foundation
 
 /// A JSON value, with a case per kind so `true` and `1` stay different (unlike with `JSONSerialization`).
-public enum JSONValue: Sendable, Equatable {
+package enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case number(Double)
@@ -25,15 +25,15 @@ public enum JSONValue: Sendable, Equatable {
 }
 
 /// A small JSON path: `$.aps.alert.title`, `$.items[0].id`, `$["key.with.dots"]`; the leading `$` is optional.
-public struct JSONPath: Sendable, Equatable, CustomStringConvertible {
-    public enum Component: Sendable, Equatable {
+package struct JSONPath: Sendable, Equatable, CustomStringConvertible {
+    package enum Component: Sendable, Equatable {
         case key(String)
         case index(Int)
     }
 
-    public var components: [Component]
+    package var components: [Component]
     /// As written.
-    public var description: String
+    package var description: String
 
     /// Parses a path; the error says what is wrong, for the loader's message.
     package init(parsing text: String) throws(JSONPathError) {

@@ -3,7 +3,7 @@ import Foundation
 /// The scenario as a JSON object in the file format, so what `GET /admin/scenario` shows can be edited and sent
 /// back with `PUT /admin/scenario`.
 extension Scenario {
-    public func jsonObject() -> [String: Any] {
+    package func jsonObject() -> [String: Any] {
         var object: [String: Any] = ["name": name]
         if let description { object["description"] = description }
         object["seed"] = seed.map { $0 <= UInt64(Int64.max) ? Int64($0) as Any : String($0) } ?? "random"
@@ -82,7 +82,7 @@ extension Scenario {
 }
 
 extension ScenarioRule {
-    public func jsonObject() -> [String: Any] {
+    package func jsonObject() -> [String: Any] {
         var object: [String: Any] = ["name": name]
         let match = conditions.jsonObject()
         if !match.isEmpty { object["match"] = match }
@@ -98,7 +98,7 @@ extension ScenarioRule {
 }
 
 extension RuleStep {
-    public func jsonObject() -> [String: Any] {
+    package func jsonObject() -> [String: Any] {
         var object: [String: Any] = [:]
         if let answer {
             if answer.status == 200 {
@@ -123,7 +123,7 @@ extension RuleStep {
 }
 
 extension RuleConditions {
-    public func jsonObject() -> [String: Any] {
+    package func jsonObject() -> [String: Any] {
         var object: [String: Any] = [:]
         if let tokens { object["token"] = tokens.count == 1 ? tokens[0] as Any : tokens }
         if let tokenPrefix { object["tokenPrefix"] = tokenPrefix }

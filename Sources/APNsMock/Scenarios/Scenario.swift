@@ -6,25 +6,25 @@ import Foundation
 ///
 /// The first rule whose conditions all hold decides a request's answer; requests no rule matches get the normal
 /// validated answer (delayed by ``ScenarioDefaults/latency`` when one is set).
-public struct Scenario: Sendable, Equatable {
-    public var name: String
-    public var description: String?
+package struct Scenario: Sendable, Equatable {
+    package var name: String
+    package var description: String?
     /// Seed for probabilities and jittered delays, so a run repeats. `nil` (`seed: random` in the file) means a
     /// fresh random seed per engine; a file without `seed` uses 0.
-    public var seed: UInt64?
-    public var defaults: ScenarioDefaults
-    public var devices: [ScenarioDevice]
+    package var seed: UInt64?
+    package var defaults: ScenarioDefaults
+    package var devices: [ScenarioDevice]
     /// Broadcast channels in force while the scenario is.
-    public var channels: [ScenarioChannel] = []
-    public var connection: ScenarioConnectionPolicy
-    public var outages: [ScenarioOutage]
-    public var rules: [ScenarioRule]
+    package var channels: [ScenarioChannel] = []
+    package var connection: ScenarioConnectionPolicy
+    package var outages: [ScenarioOutage]
+    package var rules: [ScenarioRule]
     /// Its simulated devices' store-and-forward settings, over the command line's (`delivery:`); `nil`: those.
-    public var delivery: ScenarioDelivery?
+    package var delivery: ScenarioDelivery?
     /// The text it was loaded from (a file, a `PUT /admin/scenario` body), comments and all: what the inspector
     /// shows for editing. `nil` for a scenario made in code. Not part of equality: the same scenario written two
     /// ways (YAML, JSON) is the same scenario.
-    public var sourceText: String? {
+    package var sourceText: String? {
         get { source.text }
         set { source.text = newValue }
     }
@@ -36,7 +36,7 @@ public struct Scenario: Sendable, Equatable {
         static func == (_: SourceText, _: SourceText) -> Bool { true }
     }
 
-    public init(
+    package init(
         name: String,
         description: String? = nil,
         seed: UInt64? = 0,
@@ -57,17 +57,17 @@ public struct Scenario: Sendable, Equatable {
     }
 
     /// A scenario that changes nothing: no rules, no devices, no faults.
-    public static let empty = Scenario(name: "none")
+    package static let empty = Scenario(name: "none")
 }
 
 /// Settings that apply to every request.
-public struct ScenarioDefaults: Sendable, Equatable {
+package struct ScenarioDefaults: Sendable, Equatable {
     /// Delay before every answer that no rule gives its own `delay`.
-    public var latency: ScenarioDelay?
+    package var latency: ScenarioDelay?
     /// The environment of devices that do not name one.
-    public var environment: APNsEnvironment?
+    package var environment: APNsEnvironment?
 
-    public init(latency: ScenarioDelay? = nil, environment: APNsEnvironment? = nil) {
+    package init(latency: ScenarioDelay? = nil, environment: APNsEnvironment? = nil) {
         self.latency = latency
         self.environment = environment
     }
@@ -75,22 +75,22 @@ public struct ScenarioDefaults: Sendable, Equatable {
 
 /// A device declared in a scenario; ``ScenarioEngine`` turns it into a ``Device`` of its ``DeviceRegistry``,
 /// resolving relative times (`unregisteredAt`, the timeline's) against the scenario's start.
-public struct ScenarioDevice: Sendable, Equatable {
-    public var name: String
+package struct ScenarioDevice: Sendable, Equatable {
+    package var name: String
     /// As written; compared case-insensitively.
-    public var token: String
-    public var topic: String
-    public var environment: APNsEnvironment
+    package var token: String
+    package var topic: String
+    package var environment: APNsEnvironment
     /// When the app was uninstalled: absolute, or relative to the scenario's start.
-    public var unregisteredAt: ScenarioTime?
+    package var unregisteredAt: ScenarioTime?
     /// The state the simulated device starts in.
-    public var state: DeviceState
+    package var state: DeviceState
     /// Changes of state, in time order: `- offline: {at: +10s, for: 2m}`.
-    public var timeline: [ScenarioStateChange]
+    package var timeline: [ScenarioStateChange]
     /// The ids of the scenario's channels its Live Activities subscribe to (`subscriptions:` names them).
-    public var subscriptions: [String] = []
+    package var subscriptions: [String] = []
 
-    public init(
+    package init(
         name: String,
         token: String,
         topic: String,
@@ -109,7 +109,7 @@ public struct ScenarioDevice: Sendable, Equatable {
     }
 
     /// The registry entry, with times resolved against `start` (milliseconds since the epoch).
-    public func device(startedAt start: Int64) -> Device {
+    package func device(startedAt start: Int64) -> Device {
         var changes: [DeviceStateChange] = []
         var unregisteredAt = unregisteredAt?.resolve(base: start)
         var current = state
@@ -143,14 +143,14 @@ public struct ScenarioDevice: Sendable, Equatable {
 
 /// One entry of a scenario device's timeline: the device enters `state` at `at`, and with a `duration`, goes back
 /// to the state it had before when it ends.
-public struct ScenarioStateChange: Sendable, Equatable {
-    public var state: DeviceState
+package struct ScenarioStateChange: Sendable, Equatable {
+    package var state: DeviceState
     /// Absolute, or relative to the scenario's start.
-    public var at: ScenarioTime
+    package var at: ScenarioTime
     /// Milliseconds; `nil`: until the next change.
-    public var duration: Int64?
+    package var duration: Int64?
 
-    public init(state: DeviceState, at: ScenarioTime, duration: Int64? = nil) {
+    package init(state: DeviceState, at: ScenarioTime, duration: Int64? = nil) {
         self.state = state
         self.at = at
         self.duration = duration
@@ -159,29 +159,29 @@ public struct ScenarioStateChange: Sendable, Equatable {
 
 /// Connection-level behaviour of real APNs that a scenario can switch on. Apply it with a
 /// ``ScenarioConnectionState`` per connection.
-public struct ScenarioConnectionPolicy: Sendable, Equatable {
+package struct ScenarioConnectionPolicy: Sendable, Equatable {
     /// Close a connection (GOAWAY, then close) once it has been answered this many `BadDeviceToken`s; APNs "drops
     /// the connection sooner" after many of them. `nil`: never.
-    public var closeAfterBadDeviceTokens: Int?
+    package var closeAfterBadDeviceTokens: Int?
     /// Send SETTINGS_MAX_CONCURRENT_STREAMS=1 after a rejected push and restore the limit after the next success,
     /// as APNs was observed to do.
-    public var lowerStreamLimitAfterRejection: Bool
+    package var lowerStreamLimitAfterRejection: Bool
 
-    public init(closeAfterBadDeviceTokens: Int? = nil, lowerStreamLimitAfterRejection: Bool = false) {
+    package init(closeAfterBadDeviceTokens: Int? = nil, lowerStreamLimitAfterRejection: Bool = false) {
         self.closeAfterBadDeviceTokens = closeAfterBadDeviceTokens
         self.lowerStreamLimitAfterRejection = lowerStreamLimitAfterRejection
     }
 }
 
 /// A time window, since the scenario's start, during which new connections are refused.
-public struct ScenarioOutage: Sendable, Equatable {
+package struct ScenarioOutage: Sendable, Equatable {
     /// Milliseconds since the start (inclusive).
-    public var from: Int64
+    package var from: Int64
     /// Milliseconds since the start (exclusive); `nil`: until the scenario is replaced or reset.
-    public var until: Int64?
-    public var mode: OutageMode
+    package var until: Int64?
+    package var mode: OutageMode
 
-    public init(from: Int64, until: Int64?, mode: OutageMode) {
+    package init(from: Int64, until: Int64?, mode: OutageMode) {
         self.from = from
         self.until = until
         self.mode = mode
@@ -193,7 +193,7 @@ public struct ScenarioOutage: Sendable, Equatable {
 }
 
 /// How a new connection is refused during an outage.
-public enum OutageMode: Sendable, Equatable {
+package enum OutageMode: Sendable, Equatable {
     /// Close the TCP connection as soon as it is accepted, before TLS.
     case refuse
     /// Complete the handshake, send GOAWAY with this error code and debug data (last stream 0), then close.
@@ -202,13 +202,13 @@ public enum OutageMode: Sendable, Equatable {
 
 /// A point in time: absolute, or an offset from a base that depends on where it is used (the scenario's start for
 /// a device's `unregisteredAt`, the request's arrival for a 410 `timestamp`).
-public enum ScenarioTime: Sendable, Equatable {
+package enum ScenarioTime: Sendable, Equatable {
     /// Milliseconds since the epoch.
     case absolute(milliseconds: Int64)
     /// Milliseconds from the base; negative is earlier.
     case relative(milliseconds: Int64)
 
-    public func resolve(base: Int64) -> Int64 {
+    package func resolve(base: Int64) -> Int64 {
         switch self {
         case .absolute(let milliseconds): return milliseconds
         case .relative(let offset): return base &+ offset
@@ -217,24 +217,24 @@ public enum ScenarioTime: Sendable, Equatable {
 }
 
 /// A fixed or jittered delay before an answer (or a fault).
-public enum ScenarioDelay: Sendable, Equatable {
+package enum ScenarioDelay: Sendable, Equatable {
     case fixed(milliseconds: Int64)
     /// Uniform in `min...max` milliseconds, drawn from the scenario's seed.
     case jitter(minMilliseconds: Int64, maxMilliseconds: Int64)
 }
 
 /// A broadcast channel declared in a scenario: in the channel registry while the scenario is in force.
-public struct ScenarioChannel: Sendable, Equatable {
+package struct ScenarioChannel: Sendable, Equatable {
     /// What rules call it (`match: {channel: <name>}`).
-    public var name: String
+    package var name: String
     /// As written, or made from the scenario's and the channel's names (the same id on every load, so a test
     /// can write it down): base64 of the first 16 bytes of SHA-256 of `apns-mock:<scenario>:<channel>`.
-    public var id: String
-    public var bundleID: String
-    public var storagePolicy: BroadcastChannel.StoragePolicy
-    public var environment: APNsEnvironment
+    package var id: String
+    package var bundleID: String
+    package var storagePolicy: BroadcastChannel.StoragePolicy
+    package var environment: APNsEnvironment
 
-    public init(name: String, id: String, bundleID: String, storagePolicy: BroadcastChannel.StoragePolicy = .mostRecentMessageStored, environment: APNsEnvironment = .development) {
+    package init(name: String, id: String, bundleID: String, storagePolicy: BroadcastChannel.StoragePolicy = .mostRecentMessageStored, environment: APNsEnvironment = .development) {
         self.name = name
         self.id = id
         self.bundleID = bundleID

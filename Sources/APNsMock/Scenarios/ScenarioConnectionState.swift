@@ -1,15 +1,15 @@
 /// A connection's side of a ``ScenarioConnectionPolicy``: a small state machine the connection handler keeps per
 /// connection and feeds every answer it sends; it returns the connection actions to carry out.
-public struct ScenarioConnectionState: Sendable, Equatable {
-    public let policy: ScenarioConnectionPolicy
+package struct ScenarioConnectionState: Sendable, Equatable {
+    package let policy: ScenarioConnectionPolicy
     /// The SETTINGS_MAX_CONCURRENT_STREAMS to restore after a success.
-    public let maxConcurrentStreams: UInt32
-    public private(set) var badDeviceTokens = 0
-    public private(set) var isStreamLimitLowered = false
+    package let maxConcurrentStreams: UInt32
+    package private(set) var badDeviceTokens = 0
+    package private(set) var isStreamLimitLowered = false
     /// The scenario (`ScenarioEngine.generation`) this state was made from.
     var generation: UInt64 = 0
 
-    public init(policy: ScenarioConnectionPolicy, maxConcurrentStreams: UInt32) {
+    package init(policy: ScenarioConnectionPolicy, maxConcurrentStreams: UInt32) {
         self.policy = policy
         self.maxConcurrentStreams = maxConcurrentStreams
     }
@@ -19,7 +19,7 @@ public struct ScenarioConnectionState: Sendable, Equatable {
     /// - A rejection (any status ≥ 400 but 410, which APNs does not count as an error) lowers the stream limit to
     ///   1 when `lowerStreamLimitAfterRejection` is on; the next 200 restores it. SETTINGS go out only on a change.
     /// - The Nth `BadDeviceToken` (`closeAfterBadDeviceTokens`) closes the connection: GOAWAY NO_ERROR, then close.
-    public mutating func record(status: Int, reason: Reason?) -> [ConnectionAction] {
+    package mutating func record(status: Int, reason: Reason?) -> [ConnectionAction] {
         var actions: [ConnectionAction] = []
         if policy.lowerStreamLimitAfterRejection {
             if status == 200, isStreamLimitLowered {

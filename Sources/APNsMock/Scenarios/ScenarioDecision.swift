@@ -1,18 +1,18 @@
 /// What ``ScenarioEngine/evaluate(_:headers:connection:)`` decided for one request.
-public struct ScenarioDecision: Sendable, Equatable {
+package struct ScenarioDecision: Sendable, Equatable {
     // Optionals that `init` sets are `Optional<…>`, not `…?`: see Support/Optional+CaseTest.swift.
     /// The index of the rule that matched, or `nil` when no rule did and only the default latency applies.
-    public var ruleIndex: Optional<Int>
-    public var ruleName: Optional<String>
+    package var ruleIndex: Optional<Int>
+    package var ruleName: Optional<String>
     /// The step of the rule's sequence that answered (0 for rules without a sequence).
-    public var step: Optional<Int>
-    public var answer: ScenarioAnswer
+    package var step: Optional<Int>
+    package var answer: ScenarioAnswer
     /// Wait this long before answering (or before carrying out the faults).
-    public var delay: Optional<Duration>
+    package var delay: Optional<Duration>
     /// In the order to carry them out; see ``ScenarioFault``.
-    public var faults: [ScenarioFault]
+    package var faults: [ScenarioFault]
 
-    public init(
+    package init(
         ruleIndex: Int?,
         ruleName: String?,
         step: Int? = nil,
@@ -29,14 +29,14 @@ public struct ScenarioDecision: Sendable, Equatable {
     }
 
     /// The scripted answer, when there is one.
-    public var response: ScenarioResponse? {
+    package var response: ScenarioResponse? {
         if case .respond(let response) = answer { return response }
         return nil
     }
 }
 
 /// How the request's stream is answered.
-public enum ScenarioAnswer: Sendable, Equatable {
+package enum ScenarioAnswer: Sendable, Equatable {
     /// As the validator (and the device registry) decide: the rule only adds a delay or faults.
     case validated
     /// This status and reason, whatever the request.
@@ -46,14 +46,14 @@ public enum ScenarioAnswer: Sendable, Equatable {
 }
 
 /// A status, its reason and, for 410, the timestamp, with every time resolved.
-public struct ScenarioResponse: Sendable, Equatable {
+package struct ScenarioResponse: Sendable, Equatable {
     // Optionals that `init` sets are `Optional<…>`, not `…?`: see Support/Optional+CaseTest.swift.
-    public var status: Int
-    public var reason: Optional<Reason>
+    package var status: Int
+    package var reason: Optional<Reason>
     /// Milliseconds since the epoch; set for 410 only.
-    public var timestamp: Optional<Int64>
+    package var timestamp: Optional<Int64>
 
-    public init(status: Int, reason: Reason? = nil, timestamp: Int64? = nil) {
+    package init(status: Int, reason: Reason? = nil, timestamp: Int64? = nil) {
         self.status = status
         self.reason = reason
         self.timestamp = timestamp

@@ -7,17 +7,17 @@ import Synchronization
 /// One engine is shared by every connection. Each call takes one lock, briefly; compiled regular expressions live
 /// inside that lock (Swift's `Regex` is not `Sendable`), and the payload is decoded (outside it) only when some rule
 /// has a payload condition.
-public final class ScenarioEngine: Sendable {
-    public let scenario: Scenario
+package final class ScenarioEngine: Sendable {
+    package let scenario: Scenario
     /// The devices of the scenario (added at start and on ``reset()``) and any added at run time.
-    public let devices: DeviceRegistry
+    package let devices: DeviceRegistry
     /// Broadcast channels: the scenario's (added at start and on ``reset()``) and any made at run time.
-    public let channels: ChannelRegistry
+    package let channels: ChannelRegistry
     /// The seed in use: the scenario's, or the random one picked for `seed: random`.
-    public let seed: UInt64
+    package let seed: UInt64
     /// Which scenario of the process this is: each replacement counts one up, so an open connection can tell that
     /// the scenario it took its connection policy from is no longer in force.
-    public let generation: UInt64
+    package let generation: UInt64
     private let now: @Sendable () -> Int64
     private let plan: Plan
     private let compiled: [CompiledRule]
@@ -64,7 +64,7 @@ public final class ScenarioEngine: Sendable {
     ///   - now: the mock's clock in milliseconds since the epoch (inject one in tests).
     ///   - devices: the registry to fill with the scenario's devices; pass the previous engine's to keep devices
     ///     added at run time across a scenario change. `nil`: a new one on a clock that reads `now`.
-    public init(
+    package init(
         scenario: Scenario,
         startedAt: Int64? = nil,
         now: @escaping @Sendable () -> Int64 = WallClock.milliseconds,
@@ -118,16 +118,16 @@ public final class ScenarioEngine: Sendable {
     }
 
     /// Milliseconds since the epoch at which the scenario (re)started.
-    public var startedAt: Int64 { state.withLock { $0.startedAt } }
+    package var startedAt: Int64 { state.withLock { $0.startedAt } }
 
-    public var connectionPolicy: ScenarioConnectionPolicy { scenario.connection }
+    package var connectionPolicy: ScenarioConnectionPolicy { scenario.connection }
 
     // MARK: Requests
 
     /// The decision of the first rule that matches `request`, or `nil` when none does and there is no default
     /// latency (then answer as usual). Counts the request (overall, per token, per connection) and advances the
     /// matching rule's sequence and `times`.
-    public func evaluate(_ request: APNsRequest, headers: APNsHeaders, connection: UInt64) -> ScenarioDecision? {
+    package func evaluate(_ request: APNsRequest, headers: APNsHeaders, connection: UInt64) -> ScenarioDecision? {
         if plan.isInert {
             if plan.countsInertRequests { inertRequests.add(1, ordering: .relaxed) }
             return nil
@@ -244,7 +244,7 @@ public final class ScenarioEngine: Sendable {
     /// What the device registry says of a push (see ``DeviceRegistry/check(token:topic:environment:now:)``):
     /// `400 BadDeviceToken` for the wrong environment, `400 DeviceTokenNotForTopic` for the wrong topic,
     /// `410 Unregistered` with the unregistration time; `nil` for unknown tokens and good pushes.
-    public func deviceCheck(
+    package func deviceCheck(
         token: String,
         topic: String?,
         environment: APNsEnvironment,
@@ -259,7 +259,7 @@ public final class ScenarioEngine: Sendable {
     }
 
     /// How to refuse a new connection now, or `nil` when there is no outage.
-    public func isRefusingConnections(now: Int64? = nil) -> OutageMode? {
+    package func isRefusingConnections(now: Int64? = nil) -> OutageMode? {
         let outages = scenario.outages
         if outages.isEmpty { return nil }
         let elapsed = (now ?? self.now()) - startedAt
@@ -267,14 +267,14 @@ public final class ScenarioEngine: Sendable {
     }
 
     /// A fresh per-connection state for ``connectionPolicy``. `maxConcurrentStreams` is the limit to restore.
-    public func makeConnectionState(maxConcurrentStreams: UInt32) -> ScenarioConnectionState {
+    package func makeConnectionState(maxConcurrentStreams: UInt32) -> ScenarioConnectionState {
         var state = ScenarioConnectionState(policy: scenario.connection, maxConcurrentStreams: maxConcurrentStreams)
         state.generation = generation
         return state
     }
 
     /// Forgets a closed connection's request count (kept only when a rule uses `nthOnConnection`).
-    public func connectionClosed(_ connection: UInt64) {
+    package func connectionClosed(_ connection: UInt64) {
         guard plan.countsPerConnection else { return }
         state.withLock { _ = $0.perConnection.removeValue(forKey: connection) }
     }
@@ -284,7 +284,7 @@ public final class ScenarioEngine: Sendable {
     /// Starts the scenario over: the start becomes now, counters, `times` and sequences go back to the beginning,
     /// random draws repeat from the seed, and the scenario's devices are restored as declared (with relative times
     /// counted from the new start). Devices added at run time that the scenario does not declare are kept.
-    public func reset() {
+    package func reset() {
         let start = now()
         let count = scenario.rules.count
         let seed = self.seed
@@ -312,7 +312,7 @@ public final class ScenarioEngine: Sendable {
     }
 
     /// The scenario with its counters, for `GET /admin/scenario`.
-    public func snapshot() -> ScenarioSnapshot {
+    package func snapshot() -> ScenarioSnapshot {
         let rules = scenario.rules
         let (startedAt, requests, statistics) = state.withLock { state in
             let statistics = rules.indices.map { index in

@@ -1,5 +1,5 @@
 /// A connection-level fault a rule asks the transport to carry out, besides or instead of answering.
-public enum ScenarioFault: Sendable, Equatable {
+package enum ScenarioFault: Sendable, Equatable {
     /// Send GOAWAY (error code, last stream id, debug data), then close the connection. `lastStreamID == nil`:
     /// the highest stream already answered, so the triggering stream counts as unprocessed unless it was answered
     /// first. Without a scripted answer the stream is not answered.
@@ -17,7 +17,7 @@ public enum ScenarioFault: Sendable, Equatable {
 }
 
 /// Something the connection must do besides (or instead of) answering a stream.
-public enum ConnectionAction: Sendable, Equatable {
+package enum ConnectionAction: Sendable, Equatable {
     /// Send GOAWAY with this error code, last stream id (`nil`: the last one processed) and debug data.
     case goAway(errorCode: UInt32, lastStreamID: Int32?, debugData: String)
     /// Close the TCP connection once pending frames are written.
@@ -29,7 +29,7 @@ public enum ConnectionAction: Sendable, Equatable {
 }
 
 /// What happens to the request's own stream when it gets no answer.
-public enum StreamFault: Sendable, Equatable {
+package enum StreamFault: Sendable, Equatable {
     /// RST_STREAM with this HTTP/2 error code.
     case reset(errorCode: UInt32)
     /// Never answer; the stream stays open until the client gives up or the connection closes.
@@ -42,15 +42,15 @@ public enum StreamFault: Sendable, Equatable {
 /// that behaviour in the provider connection's state machine; then its test.
 extension ScenarioFault {
     /// What faults ask of one request's stream and connection, gathered from a rule step's faults in order.
-    public struct Effects: Sendable, Equatable {
-        public var streamFault: StreamFault?
-        public var actions: [ConnectionAction] = []
+    package struct Effects: Sendable, Equatable {
+        package var streamFault: StreamFault?
+        package var actions: [ConnectionAction] = []
 
-        public init() {}
+        package init() {}
     }
 
     /// Adds what this fault asks for.
-    public func apply(to effects: inout Effects) {
+    package func apply(to effects: inout Effects) {
         switch self {
         case .goAway(let errorCode, let lastStreamID, let debugData):
             effects.actions += [.goAway(errorCode: errorCode, lastStreamID: lastStreamID, debugData: debugData), .close]
@@ -68,7 +68,7 @@ extension ScenarioFault {
     }
 
     /// What the recording says was done (`faults`, and why there was no answer).
-    public var note: String {
+    package var note: String {
         switch self {
         case .goAway(let errorCode, _, let debugData):
             "GOAWAY \(HTTP2ErrorCodeName.name(of: errorCode))\(debugData.isEmpty ? "" : " " + debugData), then close"
@@ -81,7 +81,7 @@ extension ScenarioFault {
     }
 
     /// The fault as a rule step's key and value, as `GET /admin/scenario` shows it (the scenario file's spelling).
-    public var jsonEntry: (key: String, value: Any) {
+    package var jsonEntry: (key: String, value: Any) {
         switch self {
         case .goAway(let errorCode, let lastStreamID, let debugData):
             var goAway: [String: Any] = ["errorCode": HTTP2ErrorCodeName.jsonValue(errorCode), "debugData": debugData]
@@ -98,7 +98,7 @@ extension ScenarioFault {
 
 /// HTTP/2 error codes (RFC 9113 §7) by name, for scenario files and for showing a scenario.
 /// RFC 9113's error code names, for scenario files, recordings and logs.
-public enum HTTP2ErrorCodeName {
+package enum HTTP2ErrorCodeName {
     static let all: [(name: String, code: UInt32)] = [
         ("NO_ERROR", 0x0), ("PROTOCOL_ERROR", 0x1), ("INTERNAL_ERROR", 0x2), ("FLOW_CONTROL_ERROR", 0x3),
         ("SETTINGS_TIMEOUT", 0x4), ("STREAM_CLOSED", 0x5), ("FRAME_SIZE_ERROR", 0x6), ("REFUSED_STREAM", 0x7),
@@ -108,7 +108,7 @@ public enum HTTP2ErrorCodeName {
 
     /// The code for a name, case-insensitively.
     /// `CANCEL` for 8; `0x1f` for codes RFC 9113 does not name.
-    public static func name(of code: UInt32) -> String {
+    package static func name(of code: UInt32) -> String {
         all.first(where: { $0.code == code })?.name ?? "0x" + String(code, radix: 16)
     }
 

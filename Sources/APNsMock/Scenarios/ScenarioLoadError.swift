@@ -1,15 +1,15 @@
 /// One problem in a scenario file, printed as `source:line:column: field: message`.
-public struct ScenarioProblem: Sendable, Equatable, CustomStringConvertible {
+package struct ScenarioProblem: Sendable, Equatable, CustomStringConvertible {
     /// The file path, or a label such as `PUT /admin/scenario`.
-    public var source: String
+    package var source: String
     /// 1-based; `nil` when the problem has no position (an unreadable file).
-    public var line: Int?
-    public var column: Int?
+    package var line: Int?
+    package var column: Int?
     /// Where in the scenario, e.g. `rules[2].match.tokenRegex`; `nil` for YAML syntax errors.
-    public var field: String?
-    public var message: String
+    package var field: String?
+    package var message: String
 
-    public init(source: String, line: Int?, column: Int?, field: String?, message: String) {
+    package init(source: String, line: Int?, column: Int?, field: String?, message: String) {
         self.source = source
         self.line = line
         self.column = column
@@ -17,7 +17,7 @@ public struct ScenarioProblem: Sendable, Equatable, CustomStringConvertible {
         self.message = message
     }
 
-    public var description: String {
+    package var description: String {
         var text = source
         if let line { text += ":\(line)" }
         if let column { text += ":\(column)" }
@@ -28,15 +28,15 @@ public struct ScenarioProblem: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Every problem found in a scenario, in file order; loading reports them all, not only the first.
-public struct ScenarioLoadError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var problems: [ScenarioProblem]
+package struct ScenarioLoadError: Error, Sendable, Equatable, CustomStringConvertible {
+    package var problems: [ScenarioProblem]
 
-    public init(problems: [ScenarioProblem]) {
+    package init(problems: [ScenarioProblem]) {
         self.problems = problems
     }
 
     /// One problem per line.
-    public var description: String {
+    package var description: String {
         problems.map(\.description).joined(separator: "\n")
     }
 }

@@ -4,10 +4,10 @@ import Yams
 /// Loads and validates scenario files (YAML, or the same structure in JSON, which is valid YAML).
 ///
 /// Every problem is reported, not only the first, each as `source:line:column: field: message`.
-public enum ScenarioLoader {
+package enum ScenarioLoader {
     /// Parses and validates a scenario. `source` names it in messages (a path, or e.g. `PUT /admin/scenario`) and,
     /// without a `name` key, gives the scenario its name (the file name without its extension).
-    public static func load(text: String, source: String) throws(ScenarioLoadError) -> Scenario {
+    package static func load(text: String, source: String) throws(ScenarioLoadError) -> Scenario {
         var parser = ScenarioParser(source: source)
         var scenario = parser.parseDocument(text, defaultName: defaultName(for: source))
         scenario?.sourceText = text
@@ -16,7 +16,7 @@ public enum ScenarioLoader {
     }
 
     /// Reads and loads a scenario file.
-    public static func load(file path: String) throws(ScenarioLoadError) -> Scenario {
+    package static func load(file path: String) throws(ScenarioLoadError) -> Scenario {
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)

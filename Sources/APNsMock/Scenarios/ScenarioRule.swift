@@ -1,18 +1,18 @@
 /// One rule of a scenario: conditions, then what to answer. A rule with a `sequence` answers its steps in turn.
-public struct ScenarioRule: Sendable, Equatable {
+package struct ScenarioRule: Sendable, Equatable {
     /// The name given in the file, or `rules[i]`; the recorder marks each request with it.
-    public var name: String
-    public var conditions: RuleConditions
+    package var name: String
+    package var conditions: RuleConditions
     /// The rule stops matching after this many hits (then later rules get their chance).
-    public var times: Int?
+    package var times: Int?
     /// One step for a plain rule; the steps of a `sequence`, in order.
-    public var steps: [RuleStep]
+    package var steps: [RuleStep]
     /// Written as a `sequence` (kept so the rule is shown as written).
-    public var isSequence: Bool
+    package var isSequence: Bool
     /// After its last step a sequence starts over (`repeat: true`) instead of repeating the last step forever.
-    public var cycles: Bool
+    package var cycles: Bool
 
-    public init(
+    package init(
         name: String,
         conditions: RuleConditions = RuleConditions(),
         times: Int? = nil,
@@ -30,44 +30,44 @@ public struct ScenarioRule: Sendable, Equatable {
 }
 
 /// What a rule requires of a request. Every condition given must hold; none given matches every request.
-public struct RuleConditions: Sendable, Equatable {
+package struct RuleConditions: Sendable, Equatable {
     /// The token is one of these (lower case; tokens are compared case-insensitively).
-    public var tokens: [String]?
+    package var tokens: [String]?
     /// Lower case.
-    public var tokenPrefix: String?
+    package var tokenPrefix: String?
     /// A Swift `Regex` searched in the token as sent (anchor it with `^…$`; `(?i)` for case-insensitivity).
-    public var tokenRegex: String?
+    package var tokenRegex: String?
     /// A device of the scenario, by name, and its token (lower case).
-    public var device: DeviceReference?
-    public var topics: [String]?
+    package var device: DeviceReference?
+    package var topics: [String]?
     /// `apns-channel-id` is one of these (broadcasts, channel reads and deletes).
-    public var channelIDs: [String]?
+    package var channelIDs: [String]?
     /// The bundle ID in a broadcast or channel-management path is one of these (compared without case).
-    public var bundleIDs: [String]?
+    package var bundleIDs: [String]?
     /// `apns-push-type` is one of these; a request without the header matches none.
-    public var pushTypes: [PushType]?
+    package var pushTypes: [PushType]?
     /// `apns-priority` is one of these; a request without it counts as 10, as APNs does.
-    public var priorities: [Int]?
-    public var headers: [HeaderCondition]
-    public var payload: [PayloadCondition]
+    package var priorities: [Int]?
+    package var headers: [HeaderCondition]
+    package var payload: [PayloadCondition]
     /// The request's ordinal among all requests since the start (1 is the first).
-    public var nth: OrdinalRange?
+    package var nth: OrdinalRange?
     /// The request's ordinal among those to the same token.
-    public var nthForToken: OrdinalRange?
+    package var nthForToken: OrdinalRange?
     /// The request's ordinal among those on the same connection.
-    public var nthOnConnection: OrdinalRange?
+    package var nthOnConnection: OrdinalRange?
     /// Every Nth request overall (N, 2N, 3N, …).
-    public var every: Int?
+    package var every: Int?
     /// With `every`: requests skipped before counting starts (`every: 3, offset: 2` matches the 5th, 8th, …).
-    public var everyOffset: Int = 0
+    package var everyOffset: Int = 0
     /// Milliseconds since the start: the request arrives at or after this.
-    public var after: Int64?
+    package var after: Int64?
     /// Milliseconds since the start: the request arrives before this.
-    public var before: Int64?
+    package var before: Int64?
     /// Chance in 0…1, drawn from the seed, checked only once every other condition holds.
-    public var probability: Double?
+    package var probability: Double?
 
-    public init(
+    package init(
         tokens: [String]? = nil,
         tokenPrefix: String? = nil,
         tokenRegex: String? = nil,
@@ -108,41 +108,41 @@ public struct RuleConditions: Sendable, Equatable {
 }
 
 /// `device: <name>` in a rule: the name as written and the token it stands for.
-public struct DeviceReference: Sendable, Equatable {
-    public var name: String
+package struct DeviceReference: Sendable, Equatable {
+    package var name: String
     /// Lower case.
-    public var token: String
+    package var token: String
 
-    public init(name: String, token: String) {
+    package init(name: String, token: String) {
         self.name = name
         self.token = token
     }
 }
 
 /// A header that must have a value, or (`value == nil`) be absent.
-public struct HeaderCondition: Sendable, Equatable {
+package struct HeaderCondition: Sendable, Equatable {
     /// Lower case, as HTTP/2 sends it.
-    public var name: String
-    public var value: String?
+    package var name: String
+    package var value: String?
 
-    public init(name: String, value: String?) {
+    package init(name: String, value: String?) {
         self.name = name
         self.value = value
     }
 }
 
 /// A JSON path in the payload whose value must equal `value`; a `null` value also matches an absent path.
-public struct PayloadCondition: Sendable, Equatable {
-    public var path: JSONPath
-    public var value: JSONValue
+package struct PayloadCondition: Sendable, Equatable {
+    package var path: JSONPath
+    package var value: JSONValue
 
-    public init(path: JSONPath, value: JSONValue) {
+    package init(path: JSONPath, value: JSONValue) {
         self.path = path
         self.value = value
     }
 
     /// Whether the payload has `value` at `path`; `null` also matches a path that leads nowhere.
-    public func matches(_ payload: [UInt8]) -> Bool {
+    package func matches(_ payload: [UInt8]) -> Bool {
         let found = JSONScanner.value(at: path, in: payload)
         if value == .null {
             // "Absent" only counts in a payload that is JSON at all; checked only then, as it reads it all.
@@ -175,16 +175,16 @@ public struct PayloadCondition: Sendable, Equatable {
 }
 
 /// Inclusive ordinals, 1-based: `nth: 5` is `5...5`, `nth: {from: 5}` is `5...`.
-public struct OrdinalRange: Sendable, Equatable {
-    public var from: UInt64
-    public var to: UInt64?
+package struct OrdinalRange: Sendable, Equatable {
+    package var from: UInt64
+    package var to: UInt64?
 
-    public init(from: UInt64, to: UInt64?) {
+    package init(from: UInt64, to: UInt64?) {
         self.from = from
         self.to = to
     }
 
-    public static func exactly(_ n: UInt64) -> OrdinalRange { OrdinalRange(from: n, to: n) }
+    package static func exactly(_ n: UInt64) -> OrdinalRange { OrdinalRange(from: n, to: n) }
 
     func contains(_ ordinal: UInt64) -> Bool {
         ordinal >= from && (to.map { ordinal <= $0 } ?? true)
@@ -192,23 +192,23 @@ public struct OrdinalRange: Sendable, Equatable {
 }
 
 /// One answer of a rule (or of one step of its sequence).
-public struct RuleStep: Sendable, Equatable {
+package struct RuleStep: Sendable, Equatable {
     /// The scripted status and reason; `nil` lets the normal validation answer (the step only adds a delay or
     /// faults), unless a fault replaces the answer.
-    public var answer: ScriptedAnswer?
+    package var answer: ScriptedAnswer?
     /// Replaces the default latency.
-    public var delay: ScenarioDelay?
+    package var delay: ScenarioDelay?
     /// In the order the transport should carry them out.
-    public var faults: [ScenarioFault]
+    package var faults: [ScenarioFault]
 
-    public init(answer: ScriptedAnswer? = nil, delay: ScenarioDelay? = nil, faults: [ScenarioFault] = []) {
+    package init(answer: ScriptedAnswer? = nil, delay: ScenarioDelay? = nil, faults: [ScenarioFault] = []) {
         self.answer = answer
         self.delay = delay
         self.faults = faults
     }
 
     /// Whether a fault takes the place of an answer: the stream gets no HEADERS.
-    public var faultReplacesAnswer: Bool {
+    package var faultReplacesAnswer: Bool {
         faults.contains { fault in
             switch fault {
             case .resetStream, .drop, .hang: return true
@@ -220,23 +220,23 @@ public struct RuleStep: Sendable, Equatable {
 }
 
 /// A status with its reason (checked against ``Reason/status`` at load), and a timestamp spec for 410s.
-public struct ScriptedAnswer: Sendable, Equatable {
-    public var status: Int
-    public var reason: Reason?
+package struct ScriptedAnswer: Sendable, Equatable {
+    package var status: Int
+    package var reason: Reason?
     /// Only for 410. `nil`: the device's unregistration time when the token is an unregistered device, else now.
-    public var timestamp: ScenarioTimestamp?
+    package var timestamp: ScenarioTimestamp?
 
-    public init(status: Int, reason: Reason? = nil, timestamp: ScenarioTimestamp? = nil) {
+    package init(status: Int, reason: Reason? = nil, timestamp: ScenarioTimestamp? = nil) {
         self.status = status
         self.reason = reason
         self.timestamp = timestamp
     }
 
-    public static let accept = ScriptedAnswer(status: 200)
+    package static let accept = ScriptedAnswer(status: 200)
 }
 
 /// The `timestamp` of a scripted 410.
-public enum ScenarioTimestamp: Sendable, Equatable {
+package enum ScenarioTimestamp: Sendable, Equatable {
     /// Absolute, or relative to the request's arrival (`-2d`).
     case time(ScenarioTime)
     /// When the request's token was unregistered in the device registry (now, when it was not).

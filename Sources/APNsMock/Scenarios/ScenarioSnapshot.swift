@@ -1,26 +1,26 @@
 /// A scenario with its counters at one moment, for `GET /admin/scenario`.
-public struct ScenarioSnapshot: Sendable, Equatable {
-    public struct RuleStatistics: Sendable, Equatable {
-        public var index: Int
-        public var name: String
-        public var hits: UInt64
+package struct ScenarioSnapshot: Sendable, Equatable {
+    package struct RuleStatistics: Sendable, Equatable {
+        package var index: Int
+        package var name: String
+        package var hits: UInt64
         /// `times` is used up: the rule no longer matches.
-        public var exhausted: Bool
+        package var exhausted: Bool
         /// For sequences, the step the next hit answers with.
-        public var nextStep: Int?
+        package var nextStep: Int?
     }
 
-    public var scenario: Scenario
-    public var seed: UInt64
-    public var startedAt: Int64
+    package var scenario: Scenario
+    package var seed: UInt64
+    package var startedAt: Int64
     /// Requests evaluated since the start.
-    public var requests: UInt64
-    public var rules: [RuleStatistics]
-    public var devices: [Device]
+    package var requests: UInt64
+    package var rules: [RuleStatistics]
+    package var devices: [Device]
 
     /// `{"scenario": <the scenario in file form>, "seed", "startedAt", "requests", "rules": [{"index", "name",
     /// "hits", "exhausted", "nextStep"?}], "devices": [...]}`. The `scenario` member loads back as a scenario file.
-    public func jsonObject() -> [String: Any] {
+    package func jsonObject() -> [String: Any] {
         [
             "scenario": scenario.jsonObject(),
             "seed": seed <= UInt64(Int64.max) ? Int64(seed) as Any : String(seed),

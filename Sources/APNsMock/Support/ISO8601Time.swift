@@ -2,12 +2,12 @@
 ///
 /// Computed from the day count (Howard Hinnant's civil-from-days), not through `Date.formatted`: it runs for
 /// every line of a record file, and Foundation's formatter cost more than the rest of the line.
-public enum ISO8601Time {
+package enum ISO8601Time {
     /// Room for the longest text: `Int64`'s earliest millisecond is in the year -292,275,055 (a sign and nine
     /// digits, then 20 bytes).
     package static let maximumLength = 32
 
-    public static func format(milliseconds: Int64) -> String {
+    package static func format(milliseconds: Int64) -> String {
         String(unsafeUninitializedCapacity: maximumLength) { buffer in write(milliseconds: milliseconds, to: buffer.baseAddress!) }
     }
 

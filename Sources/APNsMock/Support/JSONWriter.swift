@@ -7,19 +7,19 @@ import Foundation
 /// comparisons, boxed numbers) was far slower than the provider port, so a record file fell behind under load.
 /// Members come out in the order they are written; `write(any:)` sorts dictionary keys so that answers built
 /// from dictionaries are stable.
-public struct JSONWriter: Sendable {
-    public private(set) var bytes: [UInt8]
+package struct JSONWriter: Sendable {
+    package private(set) var bytes: [UInt8]
     /// Whether the next member or element needs a comma before it. One flag is enough: opening a container
     /// clears it, and finishing any value (a container included) sets it.
     private var needsComma = false
 
-    public init(reservingCapacity capacity: Int = 256) {
+    package init(reservingCapacity capacity: Int = 256) {
         bytes = []
         bytes.reserveCapacity(capacity)
     }
 
     /// Empties the output, keeping its capacity (a writer reused for many lines).
-    public mutating func removeAll() {
+    package mutating func removeAll() {
         bytes.removeAll(keepingCapacity: true)
         needsComma = false
     }
@@ -30,37 +30,37 @@ public struct JSONWriter: Sendable {
     }
 
     /// Ends a line of NDJSON: the next value starts a new document.
-    public mutating func newline() {
+    package mutating func newline() {
         bytes.append(0x0A)
         needsComma = false
     }
 
     // MARK: Containers
 
-    public mutating func beginObject() {
+    package mutating func beginObject() {
         separate()
         bytes.append(UInt8(ascii: "{"))
         needsComma = false
     }
 
-    public mutating func endObject() {
+    package mutating func endObject() {
         bytes.append(UInt8(ascii: "}"))
         needsComma = true
     }
 
-    public mutating func beginArray() {
+    package mutating func beginArray() {
         separate()
         bytes.append(UInt8(ascii: "["))
         needsComma = false
     }
 
-    public mutating func endArray() {
+    package mutating func endArray() {
         bytes.append(UInt8(ascii: "]"))
         needsComma = true
     }
 
     /// A member's name; its value is the next thing written.
-    public mutating func key(_ name: StaticString) {
+    package mutating func key(_ name: StaticString) {
         bounded(atMost: name.utf8CodeUnitCount + 4) { $0.key(name) }
     }
 
@@ -69,7 +69,7 @@ public struct JSONWriter: Sendable {
     /// Disfavoured: a literal is a `String` by default, so without it every `key("name")` escaped its name through
     /// `string(_:)`, for every member of every line of the record file.
     @_disfavoredOverload
-    public mutating func key(_ name: String) {
+    package mutating func key(_ name: String) {
         string(name)
         bytes.append(UInt8(ascii: ":"))
         needsComma = false
@@ -77,7 +77,7 @@ public struct JSONWriter: Sendable {
 
     // MARK: Values
 
-    public mutating func string(_ value: String) {
+    package mutating func string(_ value: String) {
         ASCII.withUTF8(of: value) { string(utf8: $0) }
     }
 
@@ -87,7 +87,7 @@ public struct JSONWriter: Sendable {
     }
 
     /// A string from UTF-8 bytes. Invalid UTF-8 is written as U+FFFD, so the output is always valid JSON.
-    public mutating func string(utf8 value: UnsafeBufferPointer<UInt8>) {
+    package mutating func string(utf8 value: UnsafeBufferPointer<UInt8>) {
         separate()
         bytes.append(UInt8(ascii: "\""))
         var start = 0
@@ -124,26 +124,26 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
-    public mutating func int(_ value: Int64) {
+    package mutating func int(_ value: Int64) {
         bounded(atMost: 21) { $0.int(value) }
     }
 
-    public mutating func int(_ value: Int) { int(Int64(value)) }
+    package mutating func int(_ value: Int) { int(Int64(value)) }
 
-    public mutating func uint(_ value: UInt64) {
+    package mutating func uint(_ value: UInt64) {
         bounded(atMost: 21) { $0.uint(value) }
     }
 
-    public mutating func bool(_ value: Bool) {
+    package mutating func bool(_ value: Bool) {
         bounded(atMost: 6) { $0.bool(value) }
     }
 
-    public mutating func null() {
+    package mutating func null() {
         bounded(atMost: 5) { $0.null() }
     }
 
     /// A number: integral values exactly, others in Swift's shortest round-trip form; not-finite ones as `null`.
-    public mutating func double(_ value: Double) {
+    package mutating func double(_ value: Double) {
         guard value.isFinite else { return null() }
         if value == value.rounded(), abs(value) < 9_007_199_254_740_992 {
             int(Int64(value))
@@ -154,7 +154,7 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    public mutating func string(_ value: String?) {
+    package mutating func string(_ value: String?) {
         if let value { string(value) } else { null() }
     }
 
@@ -219,7 +219,7 @@ public struct JSONWriter: Sendable {
     /// A tree of dictionaries, arrays, strings, numbers, booleans and `nil`s (the admin API's answers built as
     /// dictionaries), recordings in their own form: keys sorted, so answers are stable. Anything else is written
     /// as its description.
-    public mutating func write(any value: Any?) {
+    package mutating func write(any value: Any?) {
         switch value {
         case nil: null()
         case let text as String: string(text)
@@ -272,14 +272,14 @@ public struct JSONWriter: Sendable {
     }
 
     /// The encoded bytes of a tree (see `write(any:)`).
-    public static func encode(any value: Any?) -> [UInt8] {
+    package static func encode(any value: Any?) -> [UInt8] {
         var writer = JSONWriter()
         writer.write(any: value)
         return writer.bytes
     }
 
     /// A time as an ISO 8601 string (`"2026-11-22T03:01:09.612Z"`, see `ISO8601Time`).
-    public mutating func iso8601(milliseconds: Int64) {
+    package mutating func iso8601(milliseconds: Int64) {
         bounded(atMost: ISO8601Time.maximumLength + 3) { $0.iso8601(milliseconds: milliseconds) }
     }
 

@@ -35,7 +35,7 @@ enum TenantDeviceSnapshot {
 
 extension DeviceRegistry {
     /// A saved snapshot of either kind: with tenants saved, the `unidentified` tenant's devices.
-    public func restoreEither(_ bytes: [UInt8], recordings: SavedRecordings) throws(DeviceSnapshotUnreadable) -> Int {
+    package func restoreEither(_ bytes: [UInt8], recordings: SavedRecordings) throws(DeviceSnapshotUnreadable) -> Int {
         guard let split = try TenantDeviceSnapshot.split(bytes) else { return try restore(bytes, recordings: recordings) }
         guard let own = split[TenantResolver.unidentified] else { return 0 }
         return try restore(own, recordings: recordings)
@@ -44,12 +44,12 @@ extension DeviceRegistry {
 
 extension TenantDirectory: DeviceSnapshotSource {
     /// The tenants' registries' revisions and their number: a new tenant changes it too.
-    public var revision: UInt64 {
+    package var revision: UInt64 {
         let tenants = all
         return tenants.reduce(UInt64(tenants.count)) { $0 &+ $1.scenario.devices.revision }
     }
 
-    public func snapshot() -> [UInt8] {
+    package func snapshot() -> [UInt8] {
         var json = JSONWriter(reservingCapacity: 1024)
         json.beginObject()
         json.key("tenants")
@@ -65,7 +65,7 @@ extension TenantDirectory: DeviceSnapshotSource {
 
     /// Each tenant saved gets its devices back, the tenant made again if need be; one registry's snapshot (saved
     /// without tenants) is the `unidentified` tenant's.
-    public func restore(_ bytes: [UInt8], recordings: SavedRecordings) throws(DeviceSnapshotUnreadable) -> Int {
+    package func restore(_ bytes: [UInt8], recordings: SavedRecordings) throws(DeviceSnapshotUnreadable) -> Int {
         guard let split = try TenantDeviceSnapshot.split(bytes) else {
             return try scenario(for: TenantResolver.unidentified).devices.restore(bytes, recordings: recordings)
         }

@@ -6,13 +6,13 @@ import Synchronization
 /// A tenant comes into being the first time a request or an admin call names it, with the start scenario
 /// (`--scenario`) in force. At most ``limit`` are kept apart, so a provider sending a new team ID, topic or host
 /// name with each request cannot grow the mock without bound; past it, new names share the tenant ``overflow``.
-public final class TenantDirectory: Sendable {
-    public let resolver: TenantResolver
-    public var mode: TenantMode { resolver.mode }
+package final class TenantDirectory: Sendable {
+    package let resolver: TenantResolver
+    package var mode: TenantMode { resolver.mode }
     /// How many tenants are kept apart.
-    public let limit: Int
+    package let limit: Int
     /// Where tenants beyond ``limit`` go.
-    public static let overflow = "overflow"
+    package static let overflow = "overflow"
 
     private let tenants: Mutex<[String: ActiveScenario]>
     private let makeScenario: @Sendable () -> ActiveScenario
@@ -23,13 +23,13 @@ public final class TenantDirectory: Sendable {
     /// Each tenant's scenario, device and channel changes made here
     /// (``SharedStateChange/tenantScenario(tenant:source:version:)``, ``SharedStateChange/inTenant(_:_:)``), for
     /// replicas sharing a store; the `unidentified` tenant's are its scenario's and registries' own.
-    public let changes = SharedStateObserver()
+    package let changes = SharedStateObserver()
 
     /// - Parameters:
     ///   - primary: the scenario of ``TenantResolver/unidentified``, the one tenant when the mode is `off`.
     ///   - makeScenario: a new tenant's scenario, clock, devices and channels (the start scenario is put in force
     ///     afterwards).
-    public init(
+    package init(
         mode: TenantMode,
         limit: Int = 1000,
         primary: ActiveScenario,
@@ -44,7 +44,7 @@ public final class TenantDirectory: Sendable {
     }
 
     /// The tenant's scenario, made with the start scenario if the tenant is new (or the overflow's, past ``limit``).
-    public func scenario(for tenant: String) -> ActiveScenario {
+    package func scenario(for tenant: String) -> ActiveScenario {
         if let known = existing(tenant) { return known }
         let start = startScenario.withLock { $0 }
         return tenants.withLock { tenants in
@@ -71,24 +71,24 @@ public final class TenantDirectory: Sendable {
     }
 
     /// The name a tenant is kept under: itself, or ``overflow`` when it came past ``limit``.
-    public func keptName(of tenant: String) -> String {
+    package func keptName(of tenant: String) -> String {
         tenants.withLock { tenants in
             tenants[tenant] != nil || tenants.count < limit ? tenant : Self.overflow
         }
     }
 
     /// The tenant's scenario if it has one yet.
-    public func existing(_ tenant: String) -> ActiveScenario? {
+    package func existing(_ tenant: String) -> ActiveScenario? {
         tenants.withLock { $0[tenant] }
     }
 
     /// Every tenant met, by name.
-    public var all: [(name: String, scenario: ActiveScenario)] {
+    package var all: [(name: String, scenario: ActiveScenario)] {
         tenants.withLock { $0.map { (name: $0.key, scenario: $0.value) } }.sorted { $0.name < $1.name }
     }
 
     /// Every tenant back to its start state (`POST /admin/reset` for all), and no start scenario for new ones.
-    public func resetAll() {
+    package func resetAll() {
         startScenario.withLock { $0 = nil }
         for tenant in all {
             tenant.scenario.resetToStart()
@@ -99,7 +99,7 @@ public final class TenantDirectory: Sendable {
     /// Puts the scenario another replica put in force for `tenant`, at its version, without reporting it again;
     /// for a tenant not met here yet, it is the scenario the tenant starts with. An older version than the
     /// tenant's changes nothing.
-    public func adopt(_ scenario: Scenario, version: UInt64, forTenant tenant: String) {
+    package func adopt(_ scenario: Scenario, version: UInt64, forTenant tenant: String) {
         // Under the tenants' lock, so a tenant made meanwhile either finds the scenario waiting or gets it here.
         tenants.withLock { tenants in
             if let known = tenants[tenant] {
@@ -114,19 +114,19 @@ public final class TenantDirectory: Sendable {
 
     /// Applies a device or channel change another replica made in `tenant`, without reporting it again; a tenant
     /// not met here yet is made for it (with the start scenario, or the one another replica put in force).
-    public func apply(_ change: SharedStateChange, inTenant tenant: String) {
+    package func apply(_ change: SharedStateChange, inTenant tenant: String) {
         let scenario = scenario(for: tenant)
         scenario.devices.apply(change)
         scenario.channels.apply(change)
     }
 
     /// The version of `tenant`'s scenario here, or of the one waiting for it; `0` for none.
-    public func scenarioVersion(ofTenant tenant: String) -> UInt64 {
+    package func scenarioVersion(ofTenant tenant: String) -> UInt64 {
         existing(tenant)?.version ?? adopted.withLock { $0[tenant]?.version ?? 0 }
     }
 
     /// Puts `scenario` in force for every tenant, and for the ones still to come.
-    public func replaceAll(with scenario: Scenario) {
+    package func replaceAll(with scenario: Scenario) {
         startScenario.withLock { $0 = scenario }
         for tenant in all { tenant.scenario.replace(with: scenario) }
     }

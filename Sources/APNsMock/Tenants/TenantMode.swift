@@ -1,6 +1,6 @@
 /// How the mock tells one team's traffic from another's (`--tenants`): from what providers already send, so a team
 /// picks its tenant without configuring anything.
-public enum TenantMode: String, Sendable, CaseIterable {
+package enum TenantMode: String, Sendable, CaseIterable {
     /// One tenant for everyone: recordings, scenario, devices and channels shared, as before tenants existed.
     case off
     /// The provider token's team ID (the JWT's `iss`), or a client certificate's team (its subject's `OU`).

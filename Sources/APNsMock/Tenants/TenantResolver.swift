@@ -1,12 +1,12 @@
 /// Finds a request's tenant from what its provider sent (see ``TenantMode``). A pure function of the request and
 /// the connection's client certificate, so a recording's tenant is the one its decision used.
-public struct TenantResolver: Sendable, Equatable {
-    public var mode: TenantMode
+package struct TenantResolver: Sendable, Equatable {
+    package var mode: TenantMode
 
     /// The tenant of requests that carry nothing naming one (no token, no topic, no host).
-    public static let unidentified = "unidentified"
+    package static let unidentified = "unidentified"
 
-    public init(mode: TenantMode) {
+    package init(mode: TenantMode) {
         self.mode = mode
     }
 
@@ -56,7 +56,7 @@ public struct TenantResolver: Sendable, Equatable {
     }
 
     /// The tenant of `request`.
-    public func tenant(of request: APNsRequest, certificate: CertificateIdentity? = nil) -> String {
+    package func tenant(of request: APNsRequest, certificate: CertificateIdentity? = nil) -> String {
         tenant(key: key(request, headers: APNsHeaders(request), certificate: certificate), certificate: certificate)
     }
 
@@ -102,7 +102,7 @@ public struct TenantResolver: Sendable, Equatable {
 
 extension CertificateIdentity {
     /// The team a client certificate belongs to: its subject's `OU`, as Apple issues them.
-    public var teamID: String? {
+    package var teamID: String? {
         for part in subject.split(separator: ",") {
             let trimmed = part.drop { $0 == " " }
             if trimmed.hasPrefix("OU=") { return String(trimmed.dropFirst(3)) }

@@ -1,18 +1,18 @@
 /// The APNs headers of a request: the first value of each, read where the request noted it (`RequestHead`).
-public struct APNsHeaders: Sendable, Equatable {
+package struct APNsHeaders: Sendable, Equatable {
     // Optionals that `init` sets are `Optional<…>`, not `…?`: see Support/Optional+CaseTest.swift.
-    public var authorization: Optional<String>
-    public var apnsID: Optional<String>
-    public var pushType: Optional<String>
-    public var priority: Optional<String>
-    public var expiration: Optional<String>
-    public var topic: Optional<String>
-    public var collapseID: Optional<String>
+    package var authorization: Optional<String>
+    package var apnsID: Optional<String>
+    package var pushType: Optional<String>
+    package var priority: Optional<String>
+    package var expiration: Optional<String>
+    package var topic: Optional<String>
+    package var collapseID: Optional<String>
     /// Some header name appears more than once.
-    public var hasDuplicates: Bool
+    package var hasDuplicates: Bool
 
     /// From a list of fields (tests and callers without a request): read as a request's header block would be.
-    public init(_ headers: [HeaderField]) {
+    package init(_ headers: [HeaderField]) {
         self.init(APNsRequest(method: "", path: "", headers: headers))
     }
 
@@ -23,7 +23,7 @@ public struct APNsHeaders: Sendable, Equatable {
     ///   a token-authenticated provider sends the same 200 bytes with every request.
     /// Inlined into the decision: called out of line, it retained and released more of its strings per push.
     @inline(__always)
-    public init(_ request: borrowing APNsRequest, knownAuthorization: String? = nil) {
+    package init(_ request: borrowing APNsRequest, knownAuthorization: String? = nil) {
         // Each read from where the request's head noted it while the header block was built: no walk over the
         // block in a closure that captured and copied these fields. Read through `request.head` each time: a local
         // copy of the head retained its buffer.

@@ -1,13 +1,13 @@
 /// Something a push's payload gets wrong that APNs accepts anyway (it does not look inside `aps`): the device
 /// drops it, shows the wrong thing, or nothing. Recorded beside the answer, never changing it.
-public struct PayloadWarning: Sendable, Equatable {
+package struct PayloadWarning: Sendable, Equatable {
     /// Stable, for filters and tests (`background-with-alert`, …); every code is listed in the README.
-    public var code: String
+    package var code: String
     /// The JSON path it is about (`$.aps.sound.volume`), `$` for the whole payload.
-    public var path: String
-    public var message: String
+    package var path: String
+    package var message: String
 
-    public init(code: String, path: String, message: String) {
+    package init(code: String, path: String, message: String) {
         self.code = code
         self.path = path
         self.message = message
@@ -16,20 +16,20 @@ public struct PayloadWarning: Sendable, Equatable {
 
 /// The payload rules of Apple's documentation (`../shared/apns-protocol.md` §6) as warnings: one scan to `aps`
 /// (skipping the rest of the payload), then checks on the small tree it gives.
-public enum PayloadLint {
+package enum PayloadLint {
     /// What a push is, for the rules that depend on it.
-    public struct Context: Sendable, Equatable {
+    package struct Context: Sendable, Equatable {
         // Optionals that `init` sets are `Optional<…>`, not `…?`: see Support/Optional+CaseTest.swift.
         /// `apns-push-type` as sent (`nil`: none).
-        public var pushType: Optional<String>
+        package var pushType: Optional<String>
         /// `apns-priority` as sent (`nil`: none, which APNs treats as 10).
-        public var priority: Optional<String>
+        package var priority: Optional<String>
         /// The payload's size limit for this push (4096, 5120 for VoIP and broadcasts).
-        public var sizeLimit: Int
+        package var sizeLimit: Int
         /// A broadcast (`/4/broadcasts/…`): Live Activity rules, and no `start`.
-        public var isBroadcast: Bool
+        package var isBroadcast: Bool
 
-        public init(pushType: String?, priority: String?, sizeLimit: Int, isBroadcast: Bool = false) {
+        package init(pushType: String?, priority: String?, sizeLimit: Int, isBroadcast: Bool = false) {
             self.pushType = pushType
             self.priority = priority
             self.sizeLimit = sizeLimit
@@ -38,7 +38,7 @@ public enum PayloadLint {
     }
 
     /// Every code, with what it means: the README's table, and the check that the table is complete.
-    public static let codes: [(code: String, meaning: String)] = [
+    package static let codes: [(code: String, meaning: String)] = [
         ("payload-near-limit", "the payload is within 5% of its size limit"),
         ("aps-missing", "a JSON payload with no `aps` (pushes other than MDM, location and file-provider need one)"),
         ("aps-unknown-key", "a key inside `aps` that Apple does not define (custom keys belong outside `aps`)"),
@@ -74,7 +74,7 @@ public enum PayloadLint {
     private static let apsOptional: Set<String> = ["mdm", "location", "fileprovider"]
 
     /// The warnings for a payload (none when it is not a JSON object: the answer's business, not a warning's).
-    public static func warnings(_ payload: [UInt8], payloadSize: Int, context: Context) -> [PayloadWarning] {
+    package static func warnings(_ payload: [UInt8], payloadSize: Int, context: Context) -> [PayloadWarning] {
         var warnings: [PayloadWarning] = []
         func warn(_ code: String, _ path: String, _ message: String) {
             warnings.append(PayloadWarning(code: code, path: path, message: message))

@@ -8,15 +8,15 @@
 /// topic/push-type mismatch,
 /// background at priority 10, `BadCollapseId`, `DuplicateHeaders`, `PayloadEmpty`, 413 `PayloadTooLarge`,
 /// invalid JSON.
-public struct RequestValidator: Sendable {
-    public var policy: ValidationPolicy
+package struct RequestValidator: Sendable {
+    package var policy: ValidationPolicy
 
-    public init(policy: ValidationPolicy = ValidationPolicy()) {
+    package init(policy: ValidationPolicy = ValidationPolicy()) {
         self.policy = policy
     }
 
     /// The verdict for one request.
-    public enum Verdict: Sendable, Equatable {
+    package enum Verdict: Sendable, Equatable {
         case accepted
         case rejected(Reason)
         /// The header list went over the advertised limit: answered 431 with no body, as Netty-based
@@ -24,12 +24,12 @@ public struct RequestValidator: Sendable {
         case headerListTooLarge
     }
 
-    public func validate(_ request: APNsRequest) -> Verdict {
+    package func validate(_ request: APNsRequest) -> Verdict {
         validate(request, headers: APNsHeaders(request))
     }
 
     /// The faults found before authentication: an oversized header list, the method, the path.
-    public func routeVerdict(_ request: APNsRequest) -> Verdict {
+    package func routeVerdict(_ request: APNsRequest) -> Verdict {
         if request.headerListTooLarge { return .headerListTooLarge }
         if !request.methodIs("POST") { return .rejected(.methodNotAllowed) }
         guard let digits = request.head.deviceTokenDigits else { return .rejected(.badPath) }
@@ -45,7 +45,7 @@ public struct RequestValidator: Sendable {
     ///   - defaultTopic: the topic when `apns-topic` is absent (a single-topic certificate's).
     ///   - allowedTopics: the topics the credentials may push to; others get `TopicDisallowed`.
     ///   - routeChecked: `routeVerdict` already accepted this request (the processor checks it before authentication).
-    public func validate(
+    package func validate(
         _ request: APNsRequest,
         headers: APNsHeaders,
         defaultTopic: String? = nil,
@@ -120,7 +120,7 @@ public struct RequestValidator: Sendable {
 
     /// 5120 bytes for VoIP, 4096 otherwise. Whether Apple keys the larger limit on the push type or on the
     /// `.voip` topic is unknown, so either one earns it.
-    public func payloadLimit(pushType: PushType?, topic: String?) -> Int {
+    package func payloadLimit(pushType: PushType?, topic: String?) -> Int {
         payloadLimit(pushType: pushType, voipTopic: topic.map(Self.isVoIPTopic) ?? false)
     }
 
