@@ -21,8 +21,6 @@ package struct SavedRecordings: Sendable {
         byAPNsID = Dictionary(recordings.compactMap { recording in recording.apnsID.map { ($0, recording) } }, uniquingKeysWith: { _, last in last })
     }
 
-    static let none = SavedRecordings(bySequence: [])
-
     /// Gives a log saved with a recording's number that recording again.
     func relink(_ record: inout DeliveryRecord) {
         guard let sequence = record.savedSequence else { return }
